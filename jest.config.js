@@ -1,0 +1,23 @@
+/** Jest in native ESM mode (Nest 12 is ESM-only); `npm test` passes --experimental-vm-modules. */
+const base = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^src/(.*)\\.js$': '<rootDir>/src/$1',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/global-setup.mjs',
+      testTimeout: 30_000,
+    },
+  ],
+};

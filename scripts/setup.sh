@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Prepares this machine to run or test the service; safe and fast to re-run.
+#   - npm packages (npm ci, skipped when package-lock.json has not changed since the last install)
+#   - pgvector for the local PostgreSQL (scripts/install-pgvector.sh)
+#   - PostgreSQL and Redis started when they are local and down
+#   - the database created when missing
+#   - the TypeScript build (dist/), which also holds the compiled migrations
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/dataset_search}
+REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
+export DATABASE_URL REDIS_URL
+
+log() { printf '[setup] %s\n' "$*"; }
+
+install_npm_packages() {
+  local stamp=node_modules/.lock-sha256 want
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    log "npm packages up to date"
+    return
+  fi
+  log "installing npm packages"
+  # onnxruntime-node's install step downloads GPU libraries; the CPU runtime ships inside the package.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+}
+
+is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
+
+start_postgres() {
+  if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then return; fi
+  is_local "$DATABASE_URL" || { log "PostgreSQL at DATABASE_URL is not reachable"; exit 1; }
+  log "starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n1)" main start
+  for _ in $(seq 1 50); do pg_isready -q -h 127.0.0.1 -p 5432 && return; sleep 0.2; done
+  log "PostgreSQL did not come up"; exit 1
+}
+
+start_redis() {
+  if redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1; then return; fi
+  is_local "$REDIS_URL" || { log "Redis at REDIS_URL is not reachable"; exit 1; }
+  log "starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  for _ in $(seq 1 50); do redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 && return; sleep 0.2; done
+  log "Redis did not come up"; exit 1
+}
+
+create_database() {
+  local name admin
+  name=$(node -e 'process.stdout.write(new URL(process.argv[1]).pathname.slice(1))' "$DATABASE_URL")
+  admin=$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/postgres"; process.stdout.write(u.href)' "$DATABASE_URL")
+  if [ "$(psql "$admin" -tAc "SELECT 1 FROM pg_database WHERE datname = '$name'")" != "1" ]; then
+    log "creating database $name"
+    psql "$admin" -qc "CREATE DATABASE \"$name\""
+  fi
+}
+
+install_npm_packages
+if is_local "$DATABASE_URL"; then bash scripts/install-pgvector.sh; fi
+start_postgres
+start_redis
+create_database
+log "building"
+npm run --silent build
+log "ready"

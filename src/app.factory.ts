@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { Logger } from 'pino';
+import { AppModule } from 'src/app.module.js';
+import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
+import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
+import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
+import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
+import type { AppConfig } from 'src/config/app-config.js';
+
+/** Builds the HTTP application: the module graph plus everything that applies to every request. */
+export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+    bodyParser: false,
+    logger: new PinoNestLogger(logger),
+    httpsOptions: config.tls
+      ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }
+      : undefined,
+  });
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  app.use(requestLogger(logger));
+  if (config.forceHttps) app.use(httpsRedirect);
+  // Bodies over the limit are refused while they stream in, not after being buffered whole.
+  app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
+  app.useGlobalFilters(new AllExceptionsFilter(logger));
+  app.useGlobalPipes(new AppValidationPipe());
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+  });
+  app.enableShutdownHooks();
+  return app;
+}
+
+export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Dataset and Document Search Service')
+    .setDescription(
+      'Datasets of documents that are extracted, chunked, embedded and indexed in the background, and searched ' +
+        'with hybrid BM25 + vector retrieval. Errors have the body `{ error, code, details? }` (plus `retry_after` on ' +
+        '429). Every rate-limited response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
+    )
+    .setVersion('1.0')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API key `svc_sk_...` or an OAuth access token `svc_at_...`',
+      },
+      'bearer',
+    )
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}

@@ -1,0 +1,102 @@
+/**
+ * An error the API reports to its client: HTTP status, stable machine code, human message and optional
+ * details. Modules declare their own codes (see `*.errors.ts`); the global filter turns any AppError into
+ * the contract's body `{ error, code, details? }`.
+ */
+export type ErrorDetails = Record<string, unknown>;
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: ErrorDetails,
+    /** Extra response headers, such as Retry-After or Location. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+/** The errors that do not belong to any one module. */
+export const CommonErrors = {
+  validation: (errors: FieldIssue[]) =>
+    new AppError(400, 'validation_error', describeIssues(errors), {
+      field: errors[0]?.field,
+      issue: errors[0]?.issue,
+      errors,
+    }),
+  invalidJson: (reason: string) =>
+    new AppError(400, 'invalid_json', 'The request body is not valid JSON', { issue: reason }),
+  invalidMetadata: (issue: string, field = 'metadata') =>
+    new AppError(400, 'invalid_metadata', `Invalid ${field}: ${issue}`, { field, issue }),
+  authenticationRequired: () =>
+    new AppError(
+      401,
+      'authentication_required',
+      'Authentication required: send "Authorization: Bearer <token>"',
+    ),
+  invalidApiKey: () => new AppError(401, 'invalid_api_key', 'The API key is invalid or has been revoked'),
+  invalidAccessToken: () =>
+    new AppError(401, 'invalid_access_token', 'The access token is invalid or has expired'),
+  invalidAuthorizationHeader: () =>
+    new AppError(
+      401,
+      'invalid_authorization_header',
+      'The Authorization header must have the form "Bearer <token>"',
+    ),
+  insufficientScope: (scope: string) =>
+    new AppError(403, 'insufficient_scope', `This credential lacks the "${scope}" permission`, {
+      required_scope: scope,
+    }),
+  forbidden: (message: string, details?: ErrorDetails) => new AppError(403, 'forbidden', message, details),
+  notFound: (method: string, path: string) =>
+    new AppError(404, 'not_found', `No route for ${method} ${path}`, { method, path }),
+  payloadTooLarge: (limitBytes: number) =>
+    new AppError(413, 'payload_too_large', `The request body exceeds ${limitBytes} bytes`, {
+      limit_bytes: limitBytes,
+    }),
+  unsupportedMediaType: (received: string | undefined, allowed: readonly string[]) =>
+    new AppError(415, 'unsupported_media_type', `Content-Type must be ${allowed.join(' or ')}`, {
+      received: received ?? null,
+      allowed,
+    }),
+  idempotencyKeyReused: () =>
+    new AppError(
+      422,
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request; use a new key for a new request',
+    ),
+  idempotencyKeyInvalid: () =>
+    new AppError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1-255 printable ASCII characters', {
+      field: 'Idempotency-Key',
+    }),
+  idempotencyKeyInProgress: () =>
+    new AppError(
+      409,
+      'idempotency_key_in_progress',
+      'A request with this Idempotency-Key is still being processed; retry shortly',
+    ),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError(
+      429,
+      'rate_limit_exceeded',
+      'Rate limit exceeded; retry after the time given in retry_after',
+      undefined,
+      {
+        'Retry-After': String(retryAfterSeconds),
+      },
+    ),
+  internal: () => new AppError(500, 'internal_error', 'An unexpected error occurred; it has been logged'),
+};
+
+export interface FieldIssue {
+  field: string;
+  issue: string;
+}
+
+function describeIssues(errors: FieldIssue[]): string {
+  if (errors.length === 0) return 'The request is invalid';
+  return `Invalid request: ${errors.map((e) => `${e.field} ${e.issue}`).join('; ')}`;
+}

@@ -1,0 +1,100 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { LOGGER } from 'src/common/logging/logger.js';
+
+/** The contract's error body. */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: Record<string, unknown>;
+  retry_after?: number;
+}
+
+/** Errors raised by Express' body parsers carry a `type`; these are the ones a client can cause. */
+interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+  message: string;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string';
+}
+
+/**
+ * Turns every error into the contract's body and status. Known errors keep their code; anything
+ * unexpected becomes 500 internal_error, is logged with its stack, and leaks nothing to the client.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const error = this.toAppError(exception, request);
+
+    if (error.status >= 500) {
+      this.logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
+    }
+    if (response.headersSent) return;
+
+    const body: ErrorBody = { error: error.message, code: error.code };
+    if (error.details !== undefined) body.details = error.details;
+    for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
+    if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
+    response.status(error.status).json(body);
+  }
+
+  private toAppError(exception: unknown, request: Request): AppError {
+    if (exception instanceof AppError) return exception;
+    // Nest wraps the body parser's errors in HttpExceptions, keeping the original as the cause.
+    const cause = exception instanceof HttpException ? exception.cause : exception;
+    if (isBodyParserError(cause)) {
+      switch (cause.type) {
+        case 'entity.parse.failed':
+          return CommonErrors.invalidJson(cause.message);
+        case 'entity.too.large':
+          return CommonErrors.payloadTooLarge(cause.limit ?? 0);
+        case 'encoding.unsupported':
+        case 'charset.unsupported':
+          return CommonErrors.unsupportedMediaType(request.headers['content-type'], [
+            'application/json; charset=utf-8',
+          ]);
+        case 'request.aborted':
+          return new AppError(
+            400,
+            'request_aborted',
+            'The client closed the request before its body was read',
+          );
+      }
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === 404) return CommonErrors.notFound(request.method, request.path);
+      if (status === 413) return CommonErrors.payloadTooLarge(0);
+      if (status < 500) return new AppError(status, httpCode(status), exception.message);
+    }
+    return CommonErrors.internal();
+  }
+}
+
+function httpCode(status: number): string {
+  const codes: Record<number, string> = {
+    400: 'bad_request',
+    401: 'authentication_required',
+    403: 'forbidden',
+    405: 'method_not_allowed',
+    406: 'not_acceptable',
+    408: 'request_timeout',
+    409: 'conflict',
+    415: 'unsupported_media_type',
+    422: 'unprocessable_entity',
+    429: 'rate_limit_exceeded',
+  };
+  return codes[status] ?? 'bad_request';
+}

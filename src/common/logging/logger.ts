@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { AppConfig } from 'src/config/app-config.js';
+
+export const LOGGER = Symbol('LOGGER');
+
+/** Credentials never reach the logs: these paths are replaced before a line is written. */
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["idempotency-key"]',
+  'res.headers["set-cookie"]',
+  'api_key',
+  '*.api_key',
+];
+
+export function createLogger(config: Pick<AppConfig, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'dataset-search' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  });
+}
+
+/** A client may name its request (for tracing across services); anything else gets a fresh id. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestId(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** One structured JSON line per request, carrying the request id; also assigns `req.id`. */
+export function requestLogger(logger: Logger) {
+  return pinoHttp({
+    logger,
+    genReqId: requestId,
+    customLogLevel: (_req, res, err) =>
+      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    serializers: {
+      req: (req: { id: string; method: string; url: string; remoteAddress?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: req.url.replace(/([?&]access_token=)[^&]*/i, '$1[redacted]'),
+        remote_address: req.remoteAddress,
+      }),
+      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+    },
+  });
+}
+
+/** Routes Nest's own log lines (boot, route map, errors) through the same JSON logger. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}

@@ -1,0 +1,38 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, Max, Min } from 'class-validator';
+
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
+
+/** `limit` and `offset` of every list endpoint. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
+  @Type(() => Number)
+  @IsInt({ message: 'must be an integer' })
+  @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
+  @Max(PAGE_SIZE.max, { message: `must be from 1 to ${PAGE_SIZE.max}` })
+  limit: number = PAGE_SIZE.default;
+
+  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  @Type(() => Number)
+  @IsInt({ message: 'must be an integer' })
+  @Min(0, { message: 'must be 0 or more' })
+  @Max(2_147_483_647, { message: 'is too large' })
+  offset: number = 0;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+/** The contract's list envelope: the items under a resource-named key, plus paging facts. */
+export function listEnvelope<K extends string, T>(key: K, page: Page<T>, query: PageQueryDto) {
+  return {
+    [key]: page.items,
+    total: page.total,
+    limit: query.limit,
+    offset: query.offset,
+    has_more: query.offset + page.items.length < page.total,
+  } as Record<K, T[]> & { total: number; limit: number; offset: number; has_more: boolean };
+}

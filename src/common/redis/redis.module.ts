@@ -1,0 +1,37 @@
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { createClient, type RedisClientType } from 'redis';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+
+export const REDIS = Symbol('REDIS');
+export type Redis = RedisClientType;
+
+/** One shared Redis connection for rate limits and readiness checks (Bull keeps its own). */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG],
+      useFactory: async (config: AppConfig): Promise<Redis> => {
+        const client: Redis = createClient({
+          url: config.redisUrl,
+          // Fail fast while Redis is down instead of queueing commands without bound.
+          disableOfflineQueue: true,
+          socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000), connectTimeout: 5_000 },
+        });
+        // Connection errors surface on the commands that fail and in /ready; reconnects are automatic.
+        client.on('error', () => undefined);
+        await client.connect();
+        return client;
+      },
+    },
+  ],
+  exports: [REDIS],
+})
+export class RedisModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.redis.isOpen) await this.redis.close();
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The service's whole configuration, read from the environment once at boot.
+ *
+ * `loadConfig` checks every variable and throws one error that names each bad one, so an operator
+ * fixes a broken deployment in one pass. Nothing else in the code reads `process.env`.
+ */
+export type NodeEnv = 'development' | 'production' | 'test';
+export type Role = 'all' | 'api' | 'worker';
+
+export interface RateLimits {
+  /** Requests per window for each authentication tier. */
+  anonymous: number;
+  apiKey: number;
+  oauth: number;
+  session: number;
+  windowSeconds: number;
+}
+
+export interface AppConfig {
+  nodeEnv: NodeEnv;
+  role: Role;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix for every Redis key this process writes (rate limits, queues), so tenants of one Redis never collide. */
+  redisPrefix: string;
+  forceHttps: boolean;
+  /** Express `trust proxy` value: hops or a list of addresses whose X-Forwarded-* headers are believed. */
+  trustProxy: string | number | boolean;
+  tls: { certFile: string; keyFile: string; httpRedirectPort: number | null } | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  rateLimits: RateLimits;
+  idempotencyTtlHours: number;
+  /** Largest JSON body accepted, in bytes. */
+  jsonBodyLimitBytes: number;
+  migrateOnBoot: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads typed values from the environment and remembers every problem instead of stopping at the first. */
+class EnvReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: Env) {}
+
+  string(name: string, fallback?: string): string {
+    const value = this.raw(name) ?? fallback;
+    if (value === undefined) {
+      this.problems.push(`${name} is required`);
+      return '';
+    }
+    return value;
+  }
+
+  optional(name: string): string | undefined {
+    return this.raw(name);
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!/^-?\d+$/.test(value) || parsed < min || parsed > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return parsed;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (/^(true|1|yes)$/i.test(value)) return true;
+    if (/^(false|0|no)$/i.test(value)) return false;
+    this.problems.push(`${name} must be true or false, got "${value}"`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+    return fallback;
+  }
+
+  url(name: string, protocols: string[], fallback: string): string {
+    const value = this.raw(name) ?? fallback;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+    } catch {
+      this.problems.push(
+        `${name} must be a URL with scheme ${protocols.join(' or ')}, got "${redactUrl(value)}"`,
+      );
+    }
+    return value;
+  }
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+}
+
+/** Hides the password of a connection URL so that it can be printed in an error. */
+export function redactUrl(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return value;
+  }
+}
+
+function parseTrustProxy(value: string | undefined): string | number | boolean {
+  if (value === undefined) return false;
+  if (/^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const read = new EnvReader(env);
+  const nodeEnv = read.oneOf('NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+
+  const certFile = read.optional('TLS_CERT_FILE');
+  const keyFile = read.optional('TLS_KEY_FILE');
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    read.problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+  const httpRedirectPort = read.int('HTTP_REDIRECT_PORT', 0, 0, 65535);
+
+  const config: AppConfig = {
+    nodeEnv,
+    role: read.oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),
+    port: read.int('PORT', 3000, 0, 65535),
+    databaseUrl: read.url(
+      'DATABASE_URL',
+      ['postgres:', 'postgresql:'],
+      'postgres://postgres@127.0.0.1:5432/dataset_search',
+    ),
+    redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+    redisPrefix: read.string('REDIS_PREFIX', 'dss'),
+    forceHttps: read.bool('FORCE_HTTPS', nodeEnv === 'production'),
+    trustProxy: parseTrustProxy(read.optional('TRUST_PROXY')),
+    tls: certFile && keyFile ? { certFile, keyFile, httpRedirectPort: httpRedirectPort || null } : null,
+    logLevel: read.oneOf(
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      nodeEnv === 'test' ? 'silent' : 'info',
+    ),
+    rateLimits: {
+      anonymous: read.int('RATE_LIMIT_ANONYMOUS', 50, 1, 10_000_000),
+      apiKey: read.int('RATE_LIMIT_API_KEY', 1_000, 1, 10_000_000),
+      oauth: read.int('RATE_LIMIT_OAUTH', 15_000, 1, 10_000_000),
+      session: read.int('RATE_LIMIT_SESSION', 15_000, 1, 10_000_000),
+      windowSeconds: read.int('RATE_LIMIT_WINDOW_SECONDS', 3_600, 1, 86_400),
+    },
+    idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
+    jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),
+  };
+
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return config;
+}
+
+/** Injection token for the loaded configuration. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,29 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { AppConfig } from 'src/config/app-config.js';
+import { ENTITIES } from 'src/database/entities.js';
+
+/** The project root, from `src/database` (tests) or `dist/database` (built) alike. */
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
+export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
+
+export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: config.databaseUrl,
+    entities: ENTITIES,
+    migrations: [MIGRATIONS_GLOB],
+    migrationsTableName: 'schema_migrations',
+    // The schema is owned by migrations only.
+    synchronize: false,
+    migrationsRun: false,
+    extra: { max: 20, application_name: 'dataset-search' },
+  };
+}
+
+export function createDataSource(config: Pick<AppConfig, 'databaseUrl'>): DataSource {
+  return new DataSource(dataSourceOptions(config));
+}

@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { createServer } from 'node:http';
+import { createApp } from 'src/app.factory.js';
+import { createLogger } from 'src/common/logging/logger.js';
+import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
+import { migrate } from 'src/database/migrate.js';
+import type { Logger } from 'pino';
+
+/** When the app terminates TLS itself, a plain-HTTP listener sends every request to the https URL. */
+function startHttpRedirect(config: AppConfig, port: number, logger: Logger): void {
+  createServer((request, response) => {
+    const host = (request.headers.host ?? 'localhost').replace(/:\d+$/, '');
+    const target = config.port === 443 ? host : `${host}:${config.port}`;
+    response.writeHead(308, { Location: `https://${target}${request.url ?? '/'}` }).end();
+  }).listen(port, () => logger.info({ port }, 'redirecting plain HTTP to HTTPS'));
+}
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78); // EX_CONFIG
+  }
+  const logger = createLogger(config);
+  if (config.migrateOnBoot) await migrate(config, logger);
+
+  const app = await createApp(config, logger);
+  await app.listen(config.port);
+  logger.info({ port: config.port, tls: Boolean(config.tls) }, 'listening');
+  if (config.tls?.httpRedirectPort) startHttpRedirect(config, config.tls.httpRedirectPort, logger);
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(
+    `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

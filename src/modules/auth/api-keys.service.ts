@@ -1,0 +1,108 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import { newId, randomBase62 } from 'src/common/ids/ids.js';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
+import { AuthErrors } from 'src/modules/auth/auth.errors.js';
+import { AuthTier, type Principal, SCOPES, type TokenVerifier } from 'src/modules/auth/auth.types.js';
+
+export const API_KEY_PREFIX = 'svc_sk_';
+
+/**
+ * `svc_sk_<key id>_<secret>`: the key id (the part after `key_`) finds the row with one indexed lookup,
+ * and the secret, 184 random bits, is checked against its stored SHA-256 in constant time.
+ */
+/** `last_used_at` is written at most this often per key, so that reads do not turn into writes. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const API_KEY_PATTERN = /^svc_sk_([0-9A-Za-z]{22})_([0-9A-Za-z]{32})$/;
+
+export interface CreatedApiKey {
+  account_id: string;
+  key_id: string;
+  api_key: string;
+}
+
+export interface ApiKeySummary {
+  key_id: string;
+  account_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+@Injectable()
+export class ApiKeysService implements TokenVerifier {
+  readonly prefix = API_KEY_PREFIX;
+
+  constructor(
+    private readonly repository: ApiKeysRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Creates the account when needed and a new key for it; the key is returned once and never stored. */
+  async create(accountName: string): Promise<CreatedApiKey> {
+    const name = accountName.trim();
+    if (name.length === 0 || name.length > 200) throw AuthErrors.invalidAccountName();
+    const account = await this.repository.findOrCreateAccount(name);
+    const id = newId('key');
+    const secret = randomBase62(23, 32);
+    await this.repository.insertKey({ id, accountId: account.id, secretHash: hashSecret(secret) });
+    return {
+      account_id: account.id,
+      key_id: id,
+      api_key: `${API_KEY_PREFIX}${id.slice('key_'.length)}_${secret}`,
+    };
+  }
+
+  async revoke(keyId: string): Promise<void> {
+    if (!(await this.repository.revokeKey(keyId))) throw AuthErrors.apiKeyNotFound(keyId);
+  }
+
+  async list(accountName: string): Promise<ApiKeySummary[]> {
+    const account = await this.repository.findAccountByName(accountName.trim());
+    if (!account) throw AuthErrors.accountNotFound(accountName);
+    const keys = await this.repository.listKeysForAccount(account.id);
+    return keys.map((key) => ({
+      key_id: key.id,
+      account_id: key.accountId,
+      created_at: key.createdAt.toISOString(),
+      last_used_at: key.lastUsedAt?.toISOString() ?? null,
+      revoked_at: key.revokedAt?.toISOString() ?? null,
+    }));
+  }
+
+  /** Resolves a bearer API key to its account; any failure is the same 401 invalid_api_key. */
+  async verify(token: string): Promise<Principal> {
+    const match = API_KEY_PATTERN.exec(token);
+    if (!match) throw CommonErrors.invalidApiKey();
+    const key = await this.repository.findKeyById(`key_${match[1]}`);
+    // Hash even when the key is unknown, so that timing does not tell which key ids exist.
+    const presented = hashSecret(match[2]);
+    const stored = key?.secretHash ?? Buffer.alloc(presented.length);
+    if (!key || key.revokedAt !== null || !timingSafeEqual(presented, stored))
+      throw CommonErrors.invalidApiKey();
+
+    if (isStale(key.lastUsedAt)) await this.recordUse(key.id);
+    return { tier: AuthTier.ApiKey, accountId: key.accountId, credentialId: key.id, scopes: SCOPES };
+  }
+
+  /** A failure to record the use of a key must not fail the request it authenticated. */
+  private async recordUse(keyId: string): Promise<void> {
+    try {
+      await this.repository.touchLastUsed(keyId);
+    } catch (err) {
+      this.logger.warn({ err, key_id: keyId }, 'could not record last_used_at');
+    }
+  }
+}
+
+function isStale(lastUsedAt: Date | null): boolean {
+  return lastUsedAt === null || Date.now() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS;
+}

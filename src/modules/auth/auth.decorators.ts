@@ -1,0 +1,59 @@
+import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import {
+  type AccountPrincipal,
+  ANONYMOUS,
+  isAuthenticated,
+  type Principal,
+  type Scope,
+} from 'src/modules/auth/auth.types.js';
+
+/**
+ * Every route declares who may call it, with exactly one of these; a route without one is refused to
+ * everybody (deny by default, enforced by AccessGuard at boot and per request).
+ */
+export type RouteAccess =
+  | { kind: 'public' } // no credentials, no rate limit: health and docs
+  | { kind: 'authenticated'; scope: Scope } // a credential of an account
+  | { kind: 'public-readable'; scope: Scope }; // anyone; the service decides what an anonymous caller may see
+
+export const ROUTE_ACCESS = 'route_access';
+
+/** Requires a credential that holds `scope`. */
+export function Auth(options: { scope: Scope }) {
+  return applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'authenticated', scope: options.scope } satisfies RouteAccess),
+    ApiBearerAuth('bearer'),
+  );
+}
+
+/** Open to anonymous callers too (public datasets); a credential, when sent, must still be valid. */
+export function PublicReadable(options: { scope: Scope }) {
+  return applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'public-readable', scope: options.scope } satisfies RouteAccess),
+    ApiBearerAuth('bearer'),
+    ApiSecurity({}),
+  );
+}
+
+/** Infrastructure routes: no credentials, not rate limited. */
+export function Public() {
+  return SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess);
+}
+
+/** The caller of the current request. */
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal =>
+    context.switchToHttp().getRequest<Request>().principal ?? ANONYMOUS,
+);
+
+/** The account behind the current request, on routes declared with `@Auth`. */
+export const CurrentAccount = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): AccountPrincipal => {
+    const principal = context.switchToHttp().getRequest<Request>().principal ?? ANONYMOUS;
+    if (!isAuthenticated(principal)) throw CommonErrors.authenticationRequired();
+    return principal;
+  },
+);

@@ -1,0 +1,67 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { ThrottlerModule } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
+import { APP_CONFIG, type AppConfig, type RateLimits } from 'src/config/app-config.js';
+import { AccessGuard } from 'src/modules/auth/access.guard.js';
+import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
+import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
+import { AuthenticationGuard } from 'src/modules/auth/authentication.guard.js';
+import { ANONYMOUS, AuthTier, TOKEN_VERIFIERS } from 'src/modules/auth/auth.types.js';
+import { BearerStrategy } from 'src/modules/auth/bearer.strategy.js';
+import { OAuthTokenVerifier } from 'src/modules/auth/oauth-token.verifier.js';
+import { RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
+import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
+
+export function tierLimit(limits: RateLimits, tier: AuthTier): number {
+  switch (tier) {
+    case AuthTier.ApiKey:
+      return limits.apiKey;
+    case AuthTier.OAuth:
+      return limits.oauth;
+    case AuthTier.Session:
+      return limits.session;
+    case AuthTier.Anonymous:
+      return limits.anonymous;
+  }
+}
+
+@Module({
+  imports: [
+    ApiKeysModule,
+    PassportModule,
+    DiscoveryModule,
+    ThrottlerModule.forRootAsync({
+      inject: [APP_CONFIG, REDIS],
+      useFactory: (config: AppConfig, redis: Redis) => ({
+        storage: new RedisThrottlerStorage(redis, config.redisPrefix),
+        throttlers: [
+          {
+            name: 'hourly',
+            ttl: config.rateLimits.windowSeconds * 1000,
+            limit: (context) => {
+              const principal = context.switchToHttp().getRequest<Request>().principal ?? ANONYMOUS;
+              return tierLimit(config.rateLimits, principal.tier);
+            },
+          },
+        ],
+      }),
+    }),
+  ],
+  providers: [
+    OAuthTokenVerifier,
+    BearerStrategy,
+    {
+      provide: TOKEN_VERIFIERS,
+      inject: [ApiKeysService, OAuthTokenVerifier],
+      useFactory: (...verifiers: unknown[]) => verifiers,
+    },
+    // Global guards run in this order: who is calling, how much they have left, what they may do.
+    { provide: APP_GUARD, useClass: AuthenticationGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
+    { provide: APP_GUARD, useClass: AccessGuard },
+  ],
+})
+export class AuthModule {}

@@ -1,0 +1,63 @@
+import type { AppError } from 'src/common/errors/app-error.js';
+
+/** The contract's four ways in, each with its own hourly limit. */
+export enum AuthTier {
+  ApiKey = 'api_key',
+  OAuth = 'oauth',
+  Session = 'session',
+  Anonymous = 'anonymous',
+}
+
+/** Permissions a route can require. API keys hold all of them for their own account. */
+export const SCOPES = [
+  'datasets:read',
+  'datasets:write',
+  'documents:read',
+  'documents:write',
+  'search',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: resolved once per request by the authentication guard. */
+export interface Principal {
+  tier: AuthTier;
+  /** Null only for anonymous callers. */
+  accountId: string | null;
+  /** The API key, token or session id; the rate limit is counted per credential. */
+  credentialId: string | null;
+  scopes: readonly Scope[];
+}
+
+export const ANONYMOUS: Principal = Object.freeze({
+  tier: AuthTier.Anonymous,
+  accountId: null,
+  credentialId: null,
+  scopes: Object.freeze(['datasets:read', 'documents:read', 'search'] as Scope[]),
+});
+
+/** A principal that belongs to an account. */
+export type AccountPrincipal = Principal & { accountId: string };
+
+export function isAuthenticated(principal: Principal): principal is AccountPrincipal {
+  return principal.accountId !== null;
+}
+
+/**
+ * Checks bearer tokens of one kind, recognised by their prefix (`svc_sk_` API keys, `svc_at_` OAuth
+ * access tokens). A new tier plugs in by providing another verifier under TOKEN_VERIFIERS.
+ */
+export interface TokenVerifier {
+  readonly prefix: string;
+  verify(token: string): Promise<Principal>;
+}
+
+export const TOKEN_VERIFIERS = Symbol('TOKEN_VERIFIERS');
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by AuthenticationGuard on every request that reaches a controller. */
+    principal?: Principal;
+    /** A credential that failed; reported only where the route needs authentication. */
+    authError?: AppError;
+  }
+}

@@ -1,0 +1,52 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
+import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
+
+/** Counts every request against its credential's hourly budget (anonymous callers per address). */
+export function rateLimitTracker(request: Request): string {
+  const principal: Principal = request.principal ?? ANONYMOUS;
+  return principal.credentialId
+    ? `${principal.tier}:${principal.credentialId}`
+    : `ip:${request.ip ?? 'unknown'}`;
+}
+
+/**
+ * Second global guard: runs after authentication, so the limit is the caller's tier's. Sets
+ * X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) on every rate-limited response, and answers
+ * 429 rate_limit_exceeded with retry_after when the window's budget is spent.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    const access = this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
+    return Promise.resolve(context.getType() !== 'http' || access?.kind === 'public');
+  }
+
+  protected override async handleRequest({
+    context,
+    limit,
+    ttl,
+    throttler,
+    blockDuration,
+  }: ThrottlerRequest) {
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const key = `rl:${throttler.name ?? 'default'}:${rateLimitTracker(request)}`;
+    const record = await this.storageService.increment(
+      key,
+      ttl,
+      limit,
+      blockDuration,
+      throttler.name ?? 'default',
+    );
+
+    response.setHeader('X-RateLimit-Limit', String(limit));
+    response.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - record.totalHits)));
+    response.setHeader('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + record.timeToExpire));
+    if (record.isBlocked) throw CommonErrors.rateLimited(Math.max(1, record.timeToExpire));
+    return true;
+  }
+}

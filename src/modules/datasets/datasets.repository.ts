@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import type { Page } from 'src/common/pagination/pagination.js';
+import type { Tx } from 'src/database/transaction.js';
+import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
+import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
+import type { DatasetSort } from 'src/modules/datasets/dto/dataset.dto.js';
+
+export interface NewDataset {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  isPublic: boolean;
+  metadata: Metadata;
+}
+
+export type DatasetChanges = Partial<Pick<DatasetEntity, 'name' | 'description' | 'isPublic' | 'metadata'>>;
+
+/** Equal keys are ordered by id, so that pages never overlap or skip rows. */
+const ORDER_BY: Record<DatasetSort, Record<string, 'ASC' | 'DESC'>> = {
+  name: { 'lower(d.name)': 'ASC', 'd.id': 'ASC' },
+  '-name': { 'lower(d.name)': 'DESC', 'd.id': 'DESC' },
+  created_at: { 'd.created_at': 'ASC', 'd.id': 'ASC' },
+  '-created_at': { 'd.created_at': 'DESC', 'd.id': 'DESC' },
+};
+
+const NAME_UNIQUE_INDEX = 'datasets_account_name_key';
+
+function isNameConflict(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' && driverError.constraint === NAME_UNIQUE_INDEX;
+}
+
+@Injectable()
+export class DatasetsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Takes the account's row lock for the rest of the transaction: creations in one account queue up
+   * behind each other, so the per-account count they check cannot be raced past.
+   */
+  async lockAccount(tx: Tx, accountId: string): Promise<void> {
+    await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  }
+
+  countForAccount(tx: Tx, accountId: string): Promise<number> {
+    return tx.getRepository(DatasetEntity).countBy({ accountId });
+  }
+
+  async insert(tx: Tx, dataset: NewDataset): Promise<DatasetEntity> {
+    const repository = tx.getRepository(DatasetEntity);
+    try {
+      await repository.insert(dataset as QueryDeepPartialEntity<DatasetEntity>);
+    } catch (error) {
+      if (isNameConflict(error)) throw DatasetErrors.nameConflict(dataset.name);
+      throw error;
+    }
+    return repository.findOneByOrFail({ id: dataset.id });
+  }
+
+  /** A dataset the caller may read: its own, or any public one. */
+  findReadable(datasetId: string, accountId: string | null): Promise<DatasetEntity | null> {
+    return this.db
+      .getRepository(DatasetEntity)
+      .createQueryBuilder('d')
+      .where('d.id = :datasetId', { datasetId })
+      .andWhere('(d.account_id = :accountId OR d.is_public)', { accountId })
+      .getOne();
+  }
+
+  /** The account's own dataset, locked for update until the transaction ends. */
+  findOwnedForUpdate(tx: Tx, datasetId: string, accountId: string): Promise<DatasetEntity | null> {
+    return tx
+      .getRepository(DatasetEntity)
+      .createQueryBuilder('d')
+      .setLock('pessimistic_write')
+      .where('d.id = :datasetId AND d.account_id = :accountId', { datasetId, accountId })
+      .getOne();
+  }
+
+  async listForAccount(
+    accountId: string,
+    sort: DatasetSort,
+    limit: number,
+    offset: number,
+  ): Promise<Page<DatasetEntity>> {
+    const query = this.db
+      .getRepository(DatasetEntity)
+      .createQueryBuilder('d')
+      .where('d.account_id = :accountId', { accountId });
+    const [items, total] = await Promise.all([
+      query.clone().orderBy(ORDER_BY[sort]).limit(limit).offset(offset).getMany(),
+      query.getCount(),
+    ]);
+    return { items, total };
+  }
+
+  async update(tx: Tx, datasetId: string, changes: DatasetChanges): Promise<DatasetEntity> {
+    try {
+      await tx
+        .getRepository(DatasetEntity)
+        .update({ id: datasetId }, {
+          ...changes,
+          updatedAt: () => 'now()',
+        } as QueryDeepPartialEntity<DatasetEntity>);
+    } catch (error) {
+      if (isNameConflict(error)) throw DatasetErrors.nameConflict(changes.name ?? '');
+      throw error;
+    }
+    return tx.getRepository(DatasetEntity).findOneByOrFail({ id: datasetId });
+  }
+
+  async delete(tx: Tx, datasetId: string): Promise<void> {
+    await tx.getRepository(DatasetEntity).delete({ id: datasetId });
+  }
+}

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import { isId, newId } from 'src/common/ids/ids.js';
+import { type Page } from 'src/common/pagination/pagination.js';
+import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
+import { TransactionRunner, type Tx } from 'src/database/transaction.js';
+import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
+import { DATASETS_PER_ACCOUNT, DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
+import type {
+  CreateDatasetDto,
+  ListDatasetsQueryDto,
+  UpdateDatasetDto,
+} from 'src/modules/datasets/dto/dataset.dto.js';
+
+@Injectable()
+export class DatasetsService {
+  constructor(
+    private readonly datasets: DatasetsRepository,
+    private readonly transactions: TransactionRunner,
+  ) {}
+
+  create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
+    return this.transactions.run(async (tx) => {
+      await this.datasets.lockAccount(tx, caller.accountId);
+      if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
+        throw DatasetErrors.limitReached();
+      }
+      return this.datasets.insert(tx, {
+        id: newId('ds'),
+        accountId: caller.accountId,
+        name: input.name,
+        description: input.description ?? null,
+        isPublic: input.is_public ?? false,
+        metadata: input.metadata ?? {},
+      });
+    });
+  }
+
+  list(caller: AccountPrincipal, query: ListDatasetsQueryDto): Promise<Page<DatasetEntity>> {
+    return this.datasets.listForAccount(caller.accountId, query.sort, query.limit, query.offset);
+  }
+
+  /** The account's own datasets, and public datasets to anyone; anything else looks missing. */
+  async get(caller: Principal, datasetId: string): Promise<DatasetEntity> {
+    const dataset = isId('ds', datasetId)
+      ? await this.datasets.findReadable(datasetId, caller.accountId)
+      : null;
+    if (!dataset) throw DatasetErrors.notFound(datasetId);
+    return dataset;
+  }
+
+  update(caller: AccountPrincipal, datasetId: string, input: UpdateDatasetDto): Promise<DatasetEntity> {
+    return this.transactions.run(async (tx) => {
+      const dataset = await this.findOwnedForUpdate(tx, caller, datasetId);
+      const changes: DatasetChanges = {};
+      if (input.name !== undefined) changes.name = input.name;
+      if (input.description !== undefined) changes.description = input.description;
+      if (input.is_public !== undefined) changes.isPublic = input.is_public;
+      if (input.metadata !== undefined) {
+        changes.metadata = mergeMetadata(dataset.metadata, input.metadata);
+        // Each half may be within limits and their union not.
+        const issue = metadataIssue(changes.metadata);
+        if (issue) throw CommonErrors.invalidMetadata(`after merging, ${issue}`);
+      }
+      if (Object.keys(changes).length === 0) return dataset;
+      return this.datasets.update(tx, dataset.id, changes);
+    });
+  }
+
+  /** Deletes the dataset and, through the same transaction, everything in it. */
+  delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
+    return this.transactions.run(async (tx) => {
+      const dataset = await this.findOwnedForUpdate(tx, caller, datasetId);
+      await this.datasets.delete(tx, dataset.id);
+    });
+  }
+
+  /**
+   * The caller's own dataset, locked. Another account's public dataset is visible, so changing it is
+   * 403; another account's private dataset is indistinguishable from a missing one.
+   */
+  private async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string) {
+    if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
+    const dataset = await this.datasets.findOwnedForUpdate(tx, datasetId, caller.accountId);
+    if (dataset) return dataset;
+    if (await this.datasets.findReadable(datasetId, null)) throw DatasetErrors.notOwner(datasetId);
+    throw DatasetErrors.notFound(datasetId);
+  }
+}

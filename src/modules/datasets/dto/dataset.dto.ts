@@ -1,0 +1,133 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { PageQueryDto } from 'src/common/pagination/pagination.js';
+import { IsMetadata } from 'src/common/validation/metadata.js';
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+const NAME_RULE = { context: { code: 'invalid_name' } };
+const NAME_LENGTH = { ...NAME_RULE, message: 'must be 1-200 characters after trimming' };
+
+const METADATA_DOC = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'Custom key-value pairs: a JSON object of at most 64 keys, 16 KB and 5 levels of nesting',
+  example: { team: 'search', tags: ['onboarding', 'faq'] },
+} as const;
+
+export class CreateDatasetDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    example: 'Product manuals',
+    description: 'Unique in the account, case-insensitively; trimmed',
+  })
+  @Transform(trim)
+  @IsString({ ...NAME_RULE, message: 'must be a string' })
+  @Length(1, 200, NAME_LENGTH)
+  name!: string;
+
+  @ApiPropertyOptional({ maxLength: 1000, example: 'Manuals for every product we ship' })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString({ message: 'must be a string' })
+  @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  description?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description: 'true makes the dataset readable without authentication',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  is_public?: boolean;
+
+  @ApiPropertyOptional(METADATA_DOC)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+export class UpdateDatasetDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Product manuals (2026)' })
+  @ValidateIf((_, value) => value !== undefined)
+  @Transform(trim)
+  @IsString({ ...NAME_RULE, message: 'must be a string' })
+  @Length(1, 200, NAME_LENGTH)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 1000, nullable: true, description: 'null clears the description' })
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsString({ message: 'must be a string or null' })
+  @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  description?: string | null;
+
+  @ApiPropertyOptional()
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  is_public?: boolean;
+
+  @ApiPropertyOptional({
+    ...METADATA_DOC,
+    description: 'Merged into the existing metadata, key by key; a key set to null is removed',
+    example: { team: 'docs', obsolete_key: null },
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsMetadata({ allowNullValues: true })
+  metadata?: Record<string, unknown>;
+}
+
+export const DATASET_SORTS = ['name', '-name', 'created_at', '-created_at'] as const;
+export type DatasetSort = (typeof DATASET_SORTS)[number];
+
+export class ListDatasetsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({
+    enum: DATASET_SORTS,
+    default: '-created_at',
+    description: 'A leading "-" sorts descending',
+  })
+  @IsIn(DATASET_SORTS, { message: `must be one of ${DATASET_SORTS.join(', ')}` })
+  sort: DatasetSort = '-created_at';
+}
+
+export class DatasetResponseDto {
+  @ApiProperty({ example: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp' })
+  id!: string;
+
+  @ApiProperty({ example: 'Product manuals' })
+  name!: string;
+
+  @ApiProperty({ nullable: true, type: String, example: 'Manuals for every product we ship' })
+  description!: string | null;
+
+  @ApiProperty({ example: false })
+  is_public!: boolean;
+
+  @ApiProperty({ example: 0 })
+  document_count!: number;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T08:30:00.000Z' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T08:30:00.000Z' })
+  updated_at!: string;
+
+  @ApiProperty(METADATA_DOC)
+  metadata!: Record<string, unknown>;
+}
+
+export class DatasetListResponseDto {
+  @ApiProperty({ type: [DatasetResponseDto] })
+  datasets!: DatasetResponseDto[];
+
+  @ApiProperty({ example: 1 })
+  total!: number;
+
+  @ApiProperty({ example: 20 })
+  limit!: number;
+
+  @ApiProperty({ example: 0 })
+  offset!: number;
+
+  @ApiProperty({ example: false })
+  has_more!: boolean;
+}

@@ -1,0 +1,143 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { createClient } from 'redis';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
+
+export interface CreatedKey {
+  account_id: string;
+  key_id: string;
+  api_key: string;
+}
+
+export interface TestApp {
+  url: string;
+  http: TestAgent;
+  env: Record<string, string>;
+  database: TestDatabase;
+  /** A direct connection to the spec's database, for setting up and checking rows. */
+  sql: pg.Pool;
+  /** Everything the server printed (its JSON log lines). */
+  output(): string;
+  /** Runs the admin command line against this app's database and returns its JSON output. */
+  cli(...args: string[]): Promise<unknown>;
+  createApiKey(account?: string): Promise<CreatedKey>;
+  close(): Promise<void>;
+}
+
+const run = promisify(execFile);
+const BOOT_TIMEOUT_MS = 20_000;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The built server (`node dist/main.js`) in a child process, with a database of its own (cloned from
+ * the migrated template) and a Redis key prefix of its own, so that spec files run in parallel
+ * without seeing each other. The specs talk to it over HTTP only, as a client would.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    ...env,
+    PORT: String(port),
+    DATABASE_URL: database.url,
+    REDIS_PREFIX: `dss_test_${randomBytes(6).toString('hex')}`,
+  };
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: fullEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilListening(url, child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await database.drop();
+    throw error;
+  }
+  const sql = new pg.Pool({ connectionString: database.url, max: 2 });
+
+  const cli = async (...args: string[]) => {
+    const { stdout } = await run(process.execPath, ['dist/cli.js', ...args], { env: fullEnv });
+    return JSON.parse(stdout) as unknown;
+  };
+
+  return {
+    url,
+    http: request(url),
+    env: fullEnv,
+    database,
+    sql,
+    output: () => output,
+    cli,
+    createApiKey: (account = `account-${randomBytes(4).toString('hex')}`) =>
+      cli('api-keys', 'create', '--account', account) as Promise<CreatedKey>,
+    async close() {
+      await stopProcess(child);
+      await sql.end();
+      await deleteRedisKeys(fullEnv.REDIS_URL, fullEnv.REDIS_PREFIX);
+      await database.drop();
+    },
+  };
+}
+
+async function waitUntilListening(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + BOOT_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output()}`);
+    try {
+      const response = await fetch(`${url}/health`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`server did not start within ${BOOT_TIMEOUT_MS} ms:\n${output()}`);
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = createClient({ url });
+  await redis.connect();
+  try {
+    for await (const keys of redis.scanIterator({ MATCH: `${prefix}:*`, COUNT: 500 })) {
+      if (keys.length > 0) await redis.del(keys);
+    }
+  } finally {
+    await redis.close();
+  }
+}
+
+export function bearer(key: CreatedKey | string): { Authorization: string } {
+  return { Authorization: `Bearer ${typeof key === 'string' ? key : key.api_key}` };
+}
