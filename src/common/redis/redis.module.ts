@@ -12,16 +12,17 @@ export type Redis = RedisClientType;
     {
       provide: REDIS,
       inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig): Promise<Redis> => {
+      useFactory: (config: AppConfig): Redis => {
         const client: Redis = createClient({
           url: config.redisUrl,
           // Fail fast while Redis is down instead of queueing commands without bound.
           disableOfflineQueue: true,
           socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000), connectTimeout: 5_000 },
         });
-        // Connection errors surface on the commands that fail and in /ready; reconnects are automatic.
+        // The app boots while Redis is down: commands fail fast, /ready says so, and the client keeps
+        // reconnecting in the background. Connection errors surface there rather than as events.
         client.on('error', () => undefined);
-        await client.connect();
+        client.connect().catch(() => undefined);
         return client;
       },
     },

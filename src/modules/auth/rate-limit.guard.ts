@@ -35,13 +35,14 @@ export class RateLimitGuard extends ThrottlerGuard {
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
     const key = `rl:${throttler.name ?? 'default'}:${rateLimitTracker(request)}`;
-    const record = await this.storageService.increment(
-      key,
-      ttl,
-      limit,
-      blockDuration,
-      throttler.name ?? 'default',
-    );
+    let record: Awaited<ReturnType<typeof this.storageService.increment>>;
+    try {
+      record = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name ?? 'default');
+    } catch (err) {
+      // Fail open: an outage of the rate-limit store must not take the API down with it.
+      request.log.warn({ err }, 'rate limit store unavailable; request not counted');
+      return true;
+    }
 
     response.setHeader('X-RateLimit-Limit', String(limit));
     response.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - record.totalHits)));
