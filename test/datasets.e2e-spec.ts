@@ -3,28 +3,411 @@ import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/tes
 describe('Datasets API', () => {
   let t: TestApp;
   let key: CreatedKey;
+  let other: CreatedKey;
 
   beforeAll(async () => {
     t = await startTestApp();
-    key = await t.createApiKey();
+    [key, other] = await Promise.all([t.createApiKey(), t.createApiKey()]);
   });
   afterAll(() => t.close());
 
-  it('creates a dataset with the contract fields and a ds_ id', async () => {
-    const response = await t.http
-      .post('/v1/datasets')
-      .set(bearer(key))
-      .send({ name: '  Manuals  ', description: 'All manuals', metadata: { team: 'docs' } })
-      .expect(201);
-    expect(response.body).toEqual({
-      id: expect.stringMatching(/^ds_[0-9A-Za-z]{22}$/),
-      name: 'Manuals',
-      description: 'All manuals',
-      is_public: false,
-      document_count: 0,
-      created_at: expect.any(String),
-      updated_at: response.body.created_at,
-      metadata: { team: 'docs' },
+  const create = (body: object, as: CreatedKey = key) =>
+    t.http.post('/v1/datasets').set(bearer(as)).send(body);
+
+  describe('POST /v1/datasets', () => {
+    it('creates a dataset with every contract field, a trimmed name and a ds_ id', async () => {
+      const response = await create({
+        name: '  Manuals  ',
+        description: 'All manuals',
+        metadata: { team: 'docs' },
+      }).expect(201);
+      expect(response.body).toEqual({
+        id: expect.stringMatching(/^ds_[0-9A-Za-z]{22}$/),
+        name: 'Manuals',
+        description: 'All manuals',
+        is_public: false,
+        document_count: 0,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updated_at: response.body.created_at,
+        metadata: { team: 'docs' },
+      });
+    });
+
+    it('defaults is_public to false and metadata to an empty object', async () => {
+      const response = await create({ name: 'Defaults' }).expect(201);
+      expect(response.body).toMatchObject({ is_public: false, metadata: {}, description: null });
+    });
+
+    it.each([
+      ['empty', '', 'must be 1-200 characters after trimming'],
+      ['only spaces', '   ', 'must be 1-200 characters after trimming'],
+      ['201 characters', 'x'.repeat(201), 'must be 1-200 characters after trimming'],
+      ['not a string', 42, 'must be a string'],
+    ])('answers 400 invalid_name for a name that is %s', async (_case, name, issue) => {
+      const response = await create({ name }).expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', issue } });
+      expect(typeof response.body.error).toBe('string');
+    });
+
+    it('answers 400 invalid_name when the name is missing', async () => {
+      const response = await create({ description: 'no name' }).expect(400);
+      expect(response.body).toMatchObject({
+        code: 'invalid_name',
+        details: { field: 'name', issue: 'is required' },
+      });
+    });
+
+    it('counts characters, not UTF-16 units: 200 emoji make a valid name', async () => {
+      const response = await create({ name: '🔎'.repeat(200) }).expect(201);
+      expect([...response.body.name]).toHaveLength(200);
+    });
+
+    it('answers 400 validation_error naming each bad field', async () => {
+      const response = await create({ name: 'Fine', description: 'd'.repeat(1001), is_public: 'yes' }).expect(
+        400,
+      );
+      expect(response.body.code).toBe('validation_error');
+      expect(response.body.details.errors).toEqual(
+        expect.arrayContaining([
+          { field: 'description', issue: 'must be at most 1000 characters' },
+          { field: 'is_public', issue: 'must be a boolean' },
+        ]),
+      );
+    });
+
+    it('refuses unknown body fields with 400 validation_error', async () => {
+      const response = await create({ name: 'Unknown field', colour: 'blue' }).expect(400);
+      expect(response.body).toMatchObject({
+        code: 'validation_error',
+        details: { field: 'colour', issue: 'is not a known field' },
+      });
+    });
+
+    it('refuses a body that is not a JSON object', async () => {
+      const response = await t.http
+        .post('/v1/datasets')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send('[1,2]')
+        .expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'body' } });
+    });
+
+    it.each([
+      ['an array', ['a']],
+      ['a string', 'text'],
+      ['an object with 65 keys', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]))],
+      ['over 16 KB', { blob: 'x'.repeat(16 * 1024) }],
+      ['nested 6 levels deep', { a: { b: { c: { d: { e: { f: 1 } } } } } }],
+      ['a key starting with $', { $or: 1 }],
+      ['a null value', { a: null }],
+    ])('answers 400 invalid_metadata for metadata that is %s', async (_case, metadata) => {
+      const response = await create({ name: `Bad metadata ${_case}`, metadata }).expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
+    });
+
+    it('accepts metadata at the limits: 64 keys, 5 levels', async () => {
+      const wide = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, i]));
+      await create({ name: 'Wide metadata', metadata: wide }).expect(201);
+      await create({ name: 'Deep metadata', metadata: { a: { b: { c: { d: { e: 1 } } } } } }).expect(201);
+    });
+
+    it('answers 409 dataset_name_conflict for a name already used in the account, ignoring case', async () => {
+      await create({ name: 'Unique Name' }).expect(201);
+      const response = await create({ name: 'unique name' }).expect(409);
+      expect(response.body).toMatchObject({ code: 'dataset_name_conflict', details: { field: 'name' } });
+    });
+
+    it('lets two accounts use the same name', async () => {
+      await create({ name: 'Shared Name' }).expect(201);
+      await create({ name: 'Shared Name' }, other).expect(201);
+    });
+
+    it('answers 422 dataset_limit_reached for the 1,001st dataset of an account', async () => {
+      const full = await t.createApiKey();
+      // 999 rows directly, then the 1,000th through the API: the limit counts both alike.
+      await t.sql.query(
+        `INSERT INTO datasets (id, account_id, name)
+         SELECT 'ds_seed' || lpad(i::text, 15, '0'), $1, 'seeded ' || i FROM generate_series(1, 999) AS i`,
+        [full.account_id],
+      );
+      await create({ name: 'The thousandth' }, full).expect(201);
+      const response = await create({ name: 'One too many' }, full).expect(422);
+      expect(response.body).toMatchObject({ code: 'dataset_limit_reached', details: { limit: 1000 } });
+      const { rows } = await t.sql.query('SELECT count(*)::int AS n FROM datasets WHERE account_id = $1', [
+        full.account_id,
+      ]);
+      expect(rows[0].n).toBe(1000);
+    });
+
+    it('holds the limit under concurrent creation', async () => {
+      const racer = await t.createApiKey();
+      await t.sql.query(
+        `INSERT INTO datasets (id, account_id, name)
+         SELECT 'ds_race' || lpad(i::text, 15, '0'), $1, 'seeded ' || i FROM generate_series(1, 995) AS i`,
+        [racer.account_id],
+      );
+      const responses = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => create({ name: `race ${i}` }, racer)),
+      );
+      expect(responses.filter((r) => r.status === 201)).toHaveLength(5);
+      expect(responses.filter((r) => r.status === 422)).toHaveLength(7);
+    });
+  });
+
+  describe('GET /v1/datasets', () => {
+    let lister: CreatedKey;
+    beforeAll(async () => {
+      lister = await t.createApiKey();
+      for (const name of ['bravo', 'Alpha', 'charlie']) await create({ name }, lister).expect(201);
+    });
+
+    it('lists only the account’s datasets in the envelope, newest first by default', async () => {
+      const response = await t.http.get('/v1/datasets').set(bearer(lister)).expect(200);
+      expect(response.body).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
+      expect(response.body.datasets.map((d: { name: string }) => d.name)).toEqual([
+        'charlie',
+        'Alpha',
+        'bravo',
+      ]);
+    });
+
+    it.each([
+      ['name', ['Alpha', 'bravo', 'charlie']],
+      ['-name', ['charlie', 'bravo', 'Alpha']],
+      ['created_at', ['bravo', 'Alpha', 'charlie']],
+      ['-created_at', ['charlie', 'Alpha', 'bravo']],
+    ])('sorts by %s', async (sort, names) => {
+      const response = await t.http.get('/v1/datasets').query({ sort }).set(bearer(lister)).expect(200);
+      expect(response.body.datasets.map((d: { name: string }) => d.name)).toEqual(names);
+    });
+
+    it('pages with limit and offset and says when there is more', async () => {
+      const first = await t.http
+        .get('/v1/datasets')
+        .query({ limit: 2, sort: 'name' })
+        .set(bearer(lister))
+        .expect(200);
+      expect(first.body).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
+      const second = await t.http
+        .get('/v1/datasets')
+        .query({ limit: 2, offset: 2, sort: 'name' })
+        .set(bearer(lister))
+        .expect(200);
+      expect(second.body).toMatchObject({ total: 3, limit: 2, offset: 2, has_more: false });
+      expect(second.body.datasets.map((d: { name: string }) => d.name)).toEqual(['charlie']);
+    });
+
+    it('keeps a stable order for equal creation times across pages', async () => {
+      const stable = await t.createApiKey();
+      await t.sql.query(
+        `INSERT INTO datasets (id, account_id, name, created_at)
+         SELECT 'ds_same' || lpad(i::text, 15, '0'), $1, 'same ' || i, '2026-01-01T00:00:00Z'
+           FROM generate_series(1, 25) AS i`,
+        [stable.account_id],
+      );
+      const seen: string[] = [];
+      for (let offset = 0; offset < 25; offset += 7) {
+        const page = await t.http
+          .get('/v1/datasets')
+          .query({ limit: 7, offset })
+          .set(bearer(stable))
+          .expect(200);
+        seen.push(...page.body.datasets.map((d: { id: string }) => d.id));
+      }
+      expect(new Set(seen).size).toBe(25);
+      expect(seen).toEqual([...seen].sort().reverse());
+    });
+
+    it.each([
+      [{ limit: 0 }, 'limit'],
+      [{ limit: 101 }, 'limit'],
+      [{ limit: 'ten' }, 'limit'],
+      [{ offset: -1 }, 'offset'],
+      [{ sort: 'size' }, 'sort'],
+      [{ colour: 'blue' }, 'colour'],
+    ])('answers 400 validation_error for %j', async (query, field) => {
+      const response = await t.http.get('/v1/datasets').query(query).set(bearer(lister)).expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
+    });
+
+    it('requires authentication', async () => {
+      const response = await t.http.get('/v1/datasets').expect(401);
+      expect(response.body.code).toBe('authentication_required');
+    });
+  });
+
+  describe('GET /v1/datasets/:id', () => {
+    it('returns the account’s own dataset', async () => {
+      const created = await create({ name: 'Readable' }).expect(201);
+      const response = await t.http.get(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(200);
+      expect(response.body).toEqual(created.body);
+    });
+
+    it("answers 404 dataset_not_found for another account's private dataset, exactly as for a missing one", async () => {
+      const hidden = await create({ name: 'Private' }, other).expect(201);
+      const missingId = 'ds_0000000000000000000000';
+      const forOther = await t.http.get(`/v1/datasets/${hidden.body.id}`).set(bearer(key)).expect(404);
+      const forMissing = await t.http.get(`/v1/datasets/${missingId}`).set(bearer(key)).expect(404);
+      expect(forOther.body).toEqual({
+        error: `Dataset ${hidden.body.id} not found`,
+        code: 'dataset_not_found',
+        details: { dataset_id: hidden.body.id },
+      });
+      expect(forMissing.body).toEqual({
+        error: `Dataset ${missingId} not found`,
+        code: 'dataset_not_found',
+        details: { dataset_id: missingId },
+      });
+    });
+
+    it('answers 404 for an id that is not a dataset id', async () => {
+      const response = await t.http.get('/v1/datasets/not-an-id').set(bearer(key)).expect(404);
+      expect(response.body).toMatchObject({
+        code: 'dataset_not_found',
+        details: { dataset_id: 'not-an-id' },
+      });
+    });
+
+    it('serves a public dataset to anonymous callers and to other accounts', async () => {
+      const shared = await create({ name: 'Public', is_public: true }, other).expect(201);
+      await t.http.get(`/v1/datasets/${shared.body.id}`).expect(200);
+      await t.http.get(`/v1/datasets/${shared.body.id}`).set(bearer(key)).expect(200);
+    });
+
+    it('hides a private dataset from anonymous callers', async () => {
+      const hidden = await create({ name: 'Anonymous cannot see' }).expect(201);
+      const response = await t.http.get(`/v1/datasets/${hidden.body.id}`).expect(404);
+      expect(response.body.code).toBe('dataset_not_found');
+    });
+  });
+
+  describe('PATCH /v1/datasets/:id', () => {
+    it('changes only the fields sent and moves updated_at', async () => {
+      const created = await create({ name: 'Patch me', description: 'before', metadata: { a: 1 } }).expect(
+        201,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const response = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ description: 'after' })
+        .expect(200);
+      expect(response.body).toMatchObject({
+        name: 'Patch me',
+        description: 'after',
+        metadata: { a: 1 },
+        is_public: false,
+      });
+      expect(Date.parse(response.body.updated_at)).toBeGreaterThan(Date.parse(created.body.updated_at));
+      expect(response.body.created_at).toBe(created.body.created_at);
+    });
+
+    it('merges metadata key by key and removes keys set to null', async () => {
+      const created = await create({
+        name: 'Merge',
+        metadata: { keep: 1, change: 'old', drop: true },
+      }).expect(201);
+      const response = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ metadata: { change: 'new', drop: null, add: [1, 2] } })
+        .expect(200);
+      expect(response.body.metadata).toEqual({ keep: 1, change: 'new', add: [1, 2] });
+    });
+
+    it('refuses a merge whose result exceeds the metadata limits', async () => {
+      const half = (prefix: string) =>
+        Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`${prefix}${i}`, i]));
+      const created = await create({ name: 'Merge limit', metadata: half('a') }).expect(201);
+      const response = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ metadata: half('b') })
+        .expect(400);
+      expect(response.body.code).toBe('invalid_metadata');
+      const after = await t.http.get(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(200);
+      expect(Object.keys(after.body.metadata)).toHaveLength(40);
+    });
+
+    it('clears the description with null and renames with a trimmed name', async () => {
+      const created = await create({ name: 'Rename me', description: 'gone soon' }).expect(201);
+      const response = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ name: '  Renamed  ', description: null, is_public: true })
+        .expect(200);
+      expect(response.body).toMatchObject({ name: 'Renamed', description: null, is_public: true });
+    });
+
+    it('answers 409 when renaming onto another dataset of the account', async () => {
+      await create({ name: 'Taken' }).expect(201);
+      const created = await create({ name: 'Wants the name' }).expect(201);
+      const response = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ name: 'TAKEN' })
+        .expect(409);
+      expect(response.body.code).toBe('dataset_name_conflict');
+    });
+
+    it('answers 400 invalid_name for an empty name and validation_error for null is_public', async () => {
+      const created = await create({ name: 'Patch validation' }).expect(201);
+      const path = `/v1/datasets/${created.body.id}`;
+      expect((await t.http.patch(path).set(bearer(key)).send({ name: ' ' }).expect(400)).body.code).toBe(
+        'invalid_name',
+      );
+      expect((await t.http.patch(path).set(bearer(key)).send({ name: null }).expect(400)).body.code).toBe(
+        'invalid_name',
+      );
+      expect(
+        (await t.http.patch(path).set(bearer(key)).send({ is_public: null }).expect(400)).body.code,
+      ).toBe('validation_error');
+    });
+
+    it("answers 404 for another account's private dataset and 403 for its public one", async () => {
+      const hidden = await create({ name: 'Not yours' }, other).expect(201);
+      const shared = await create({ name: 'Read only for you', is_public: true }, other).expect(201);
+      expect(
+        (
+          await t.http
+            .patch(`/v1/datasets/${hidden.body.id}`)
+            .set(bearer(key))
+            .send({ name: 'x' })
+            .expect(404)
+        ).body.code,
+      ).toBe('dataset_not_found');
+      expect(
+        (
+          await t.http
+            .patch(`/v1/datasets/${shared.body.id}`)
+            .set(bearer(key))
+            .send({ name: 'x' })
+            .expect(403)
+        ).body.code,
+      ).toBe('forbidden');
+    });
+  });
+
+  describe('DELETE /v1/datasets/:id', () => {
+    it('answers 204 with no body, after which the dataset is gone', async () => {
+      const created = await create({ name: 'Delete me' }).expect(201);
+      const response = await t.http.delete(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(204);
+      expect(response.text).toBe('');
+      await t.http.get(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(404);
+      await t.http.delete(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(404);
+    });
+
+    it("answers 404 for another account's dataset and leaves it in place", async () => {
+      const hidden = await create({ name: 'Keep me' }, other).expect(201);
+      await t.http.delete(`/v1/datasets/${hidden.body.id}`).set(bearer(key)).expect(404);
+      await t.http.get(`/v1/datasets/${hidden.body.id}`).set(bearer(other)).expect(200);
+    });
+
+    it('frees the name for a new dataset', async () => {
+      const created = await create({ name: 'Recycled' }).expect(201);
+      await t.http.delete(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(204);
+      await create({ name: 'Recycled' }).expect(201);
     });
   });
 });

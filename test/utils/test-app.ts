@@ -23,6 +23,8 @@ export interface TestApp {
   sql: pg.Pool;
   /** Everything the server printed (its JSON log lines). */
   output(): string;
+  /** Waits for the server to print `text` (log lines are written after the response is sent). */
+  waitForOutput(text: string, timeoutMs?: number): Promise<string>;
   /** Runs the admin command line against this app's database and returns its JSON output. */
   cli(...args: string[]): Promise<unknown>;
   createApiKey(account?: string): Promise<CreatedKey>;
@@ -90,6 +92,14 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     database,
     sql,
     output: () => output,
+    async waitForOutput(text, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`server never printed ${text}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return output;
+    },
     cli,
     createApiKey: (account = `account-${randomBytes(4).toString('hex')}`) =>
       cli('api-keys', 'create', '--account', account) as Promise<CreatedKey>,

@@ -8,16 +8,16 @@ export const PAGE_SIZE = { default: 20, max: 100 } as const;
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
   @Type(() => Number)
-  @IsInt({ message: 'must be an integer' })
-  @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @Max(PAGE_SIZE.max, { message: `must be from 1 to ${PAGE_SIZE.max}` })
+  @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
+  @IsInt({ message: 'must be an integer' })
   limit: number = PAGE_SIZE.default;
 
   @ApiPropertyOptional({ minimum: 0, default: 0 })
   @Type(() => Number)
-  @IsInt({ message: 'must be an integer' })
-  @Min(0, { message: 'must be 0 or more' })
   @Max(2_147_483_647, { message: 'is too large' })
+  @Min(0, { message: 'must be 0 or more' })
+  @IsInt({ message: 'must be an integer' })
   offset: number = 0;
 }
 

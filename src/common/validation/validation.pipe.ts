@@ -28,6 +28,7 @@ export class AppValidationPipe extends ValidationPipe {
       whitelist: true,
       forbidNonWhitelisted: true,
       forbidUnknownValues: true,
+      stopAtFirstError: true,
       validationError: { target: false, value: false },
       exceptionFactory: (errors: ValidationError[]) => toAppError(fieldIssues(errors)),
     });

@@ -37,7 +37,13 @@ export class RateLimitGuard extends ThrottlerGuard {
     const key = `rl:${throttler.name ?? 'default'}:${rateLimitTracker(request)}`;
     let record: Awaited<ReturnType<typeof this.storageService.increment>>;
     try {
-      record = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name ?? 'default');
+      record = await this.storageService.increment(
+        key,
+        ttl,
+        limit,
+        blockDuration,
+        throttler.name ?? 'default',
+      );
     } catch (err) {
       // Fail open: an outage of the rate-limit store must not take the API down with it.
       request.log.warn({ err }, 'rate limit store unavailable; request not counted');

@@ -101,12 +101,10 @@ export class DatasetsRepository {
 
   async update(tx: Tx, datasetId: string, changes: DatasetChanges): Promise<DatasetEntity> {
     try {
-      await tx
-        .getRepository(DatasetEntity)
-        .update({ id: datasetId }, {
-          ...changes,
-          updatedAt: () => 'now()',
-        } as QueryDeepPartialEntity<DatasetEntity>);
+      await tx.getRepository(DatasetEntity).update({ id: datasetId }, {
+        ...changes,
+        updatedAt: () => 'now()',
+      } as QueryDeepPartialEntity<DatasetEntity>);
     } catch (error) {
       if (isNameConflict(error)) throw DatasetErrors.nameConflict(changes.name ?? '');
       throw error;

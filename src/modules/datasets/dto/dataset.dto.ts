@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 
@@ -22,15 +22,17 @@ export class CreateDatasetDto {
     example: 'Product manuals',
     description: 'Unique in the account, case-insensitively; trimmed',
   })
+  // class-validator runs the rule nearest the property first, and reports only the first that fails.
   @Transform(trim)
-  @IsString({ ...NAME_RULE, message: 'must be a string' })
   @Length(1, 200, NAME_LENGTH)
+  @IsString({ ...NAME_RULE, message: 'must be a string' })
+  @IsDefined({ ...NAME_RULE, message: 'is required' })
   name!: string;
 
   @ApiPropertyOptional({ maxLength: 1000, example: 'Manuals for every product we ship' })
   @ValidateIf((_, value) => value !== undefined)
-  @IsString({ message: 'must be a string' })
   @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  @IsString({ message: 'must be a string' })
   description?: string;
 
   @ApiPropertyOptional({
@@ -51,14 +53,14 @@ export class UpdateDatasetDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Product manuals (2026)' })
   @ValidateIf((_, value) => value !== undefined)
   @Transform(trim)
-  @IsString({ ...NAME_RULE, message: 'must be a string' })
   @Length(1, 200, NAME_LENGTH)
+  @IsString({ ...NAME_RULE, message: 'must be a string' })
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 1000, nullable: true, description: 'null clears the description' })
   @ValidateIf((_, value) => value !== undefined && value !== null)
-  @IsString({ message: 'must be a string or null' })
   @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  @IsString({ message: 'must be a string or null' })
   description?: string | null;
 
   @ApiPropertyOptional()
