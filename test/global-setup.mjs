@@ -7,7 +7,8 @@ import pg from 'pg';
 import { adminUrl, databaseUrl, TEMPLATE_DATABASE } from './utils/database-names.mjs';
 
 export default async function globalSetup() {
-  if (!existsSync('dist/cli.js')) throw new Error('dist/cli.js is missing: run `npm run build` before the tests');
+  if (!existsSync('dist/cli.js'))
+    throw new Error('dist/cli.js is missing: run `npm run build` before the tests');
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
   try {

@@ -7,7 +7,8 @@ export function adminUrl() {
 }
 
 export function databaseUrl(name) {
-  if (!name.includes('test')) throw new Error(`Refusing to use database "${name}": test database names contain "test"`);
+  if (!name.includes('test'))
+    throw new Error(`Refusing to use database "${name}": test database names contain "test"`);
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return url.toString();

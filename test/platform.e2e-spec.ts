@@ -1,0 +1,157 @@
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { bearer, freePort, startTestApp, type TestApp } from './utils/test-app.js';
+import { createTestDatabase } from './utils/test-database.js';
+
+const run = promisify(execFile);
+
+describe('Health, readiness and API documentation', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await startTestApp()));
+  afterAll(() => t.close());
+
+  it('answers /health and /ready without credentials', async () => {
+    expect((await t.http.get('/health').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await t.http.get('/ready').expect(200)).body).toEqual({
+      status: 'ready',
+      checks: { postgres: { status: 'ok' }, redis: { status: 'ok' } },
+    });
+  });
+
+  it('serves Swagger UI at /docs', async () => {
+    const response = await t.http.get('/docs').redirects(1).expect(200);
+    expect(response.headers['content-type']).toContain('text/html');
+    expect(response.text).toContain('swagger-ui');
+  });
+
+  it('publishes a valid OpenAPI 3 document with every route, the bearer scheme and error responses', async () => {
+    const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    expect(document.openapi).toMatch(/^3\./);
+    // swagger-parser is CommonJS over ESM, which jest cannot load on Node 20: validate in a child process.
+    const { stdout } = await run(process.execPath, [
+      'scripts/validate-openapi.mjs',
+      `${t.url}/docs/openapi.json`,
+    ]);
+    expect(stdout.trim()).toBe(`valid OpenAPI ${document.openapi}`);
+
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/health',
+      '/ready',
+      '/v1/datasets',
+      '/v1/datasets/{dataset_id}',
+    ]);
+    expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(document.paths['/v1/datasets/{dataset_id}'])).toEqual(
+      expect.arrayContaining(['get', 'patch', 'delete']),
+    );
+    expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+
+    for (const [path, operations] of Object.entries<
+      Record<string, { responses: Record<string, unknown>; security?: unknown }>
+    >(document.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const operation of Object.values(operations)) {
+        expect(operation.security).toEqual(expect.arrayContaining([{ bearer: [] }]));
+        for (const status of ['401', '429']) {
+          expect(operation.responses[status]).toMatchObject({
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } } },
+          });
+        }
+      }
+    }
+    expect(document.components.schemas.DatasetResponseDto.properties.id.example).toMatch(/^ds_/);
+    expect(document.paths['/v1/datasets'].post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+    );
+  });
+});
+
+describe('Readiness while Redis is down', () => {
+  it('boots, reports 503 not_ready naming Redis, and keeps serving the API', async () => {
+    const closedPort = await freePort();
+    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${closedPort}` });
+    try {
+      const response = await t.http.get('/ready').expect(503);
+      expect(response.body).toMatchObject({
+        code: 'not_ready',
+        details: { checks: { postgres: { status: 'ok' }, redis: { status: 'error' } } },
+      });
+      const key = await t.createApiKey();
+      await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'Works without Redis' }).expect(201);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('Boot', () => {
+  it('migrates an empty database at boot, enabling the vector extension', async () => {
+    const t = await startTestApp({}, { emptyDatabase: true });
+    try {
+      const { rows } = await t.sql.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`);
+      expect(rows).toHaveLength(1);
+      const migrations = await t.sql.query('SELECT name FROM schema_migrations');
+      expect(migrations.rows.map((r) => r.name)).toEqual(['Init1732000000000']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('applies each migration once when several processes migrate at the same time', async () => {
+    const database = await createTestDatabase(null);
+    try {
+      const env = { ...process.env, DATABASE_URL: database.url, NODE_ENV: 'test' };
+      const results = await Promise.all(
+        Array.from({ length: 3 }, () => run(process.execPath, ['dist/cli.js', 'migrate'], { env })),
+      );
+      const applied = results.map((r) => (JSON.parse(r.stdout) as { applied: string[] }).applied);
+      expect(applied.flat()).toEqual(['Init1732000000000']);
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
+      await client.end();
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('refuses to start with bad configuration, naming every bad variable', async () => {
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: 'abc',
+        DATABASE_URL: 'mysql://x',
+        RATE_LIMIT_API_KEY: '0',
+        ROLE: 'boss',
+      },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(78);
+    for (const name of ['PORT', 'DATABASE_URL', 'RATE_LIMIT_API_KEY', 'ROLE']) expect(stderr).toContain(name);
+  });
+});
+
+describe('Admin command line', () => {
+  it('answers a usage error with exit code 2', async () => {
+    await expect(run(process.execPath, ['dist/cli.js', 'api-keys', 'create'])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--account'),
+    });
+  });
+
+  it('answers an unknown key id with a JSON error and exit code 1', async () => {
+    const t = await startTestApp();
+    try {
+      await expect(t.cli('api-keys', 'revoke', 'key_0000000000000000000000')).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('"code":"api_key_not_found"'),
+      });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { bearer, type CreatedKey, freePort, startTestApp, type TestApp } from './utils/test-app.js';
+
+describe('Errors and transport', () => {
+  let t: TestApp;
+  let key: CreatedKey;
+
+  beforeAll(async () => {
+    t = await startTestApp({ JSON_BODY_LIMIT_BYTES: '2048' });
+    key = await t.createApiKey();
+  });
+  afterAll(() => t.close());
+
+  const post = () => t.http.post('/v1/datasets').set(bearer(key));
+
+  it('answers 400 invalid_json for a malformed body', async () => {
+    const response = await post().set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    expect(response.body).toEqual({
+      error: expect.any(String),
+      code: 'invalid_json',
+      details: { issue: expect.any(String) },
+    });
+  });
+
+  it('answers 415 unsupported_media_type for a body that is not JSON', async () => {
+    const response = await post().set('Content-Type', 'text/plain').send('name=x').expect(415);
+    expect(response.body).toEqual({
+      error: 'Content-Type must be application/json',
+      code: 'unsupported_media_type',
+      details: { received: 'text/plain', allowed: ['application/json'] },
+    });
+  });
+
+  it('answers 413 payload_too_large for a body over the limit, without creating anything', async () => {
+    const response = await post()
+      .send({ name: 'Too big', description: 'x'.repeat(3000) })
+      .expect(413);
+    expect(response.body).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: 2048 } });
+    const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM datasets WHERE name = 'Too big'");
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('answers 404 not_found for an unknown route or method', async () => {
+    const unknown = await t.http.get('/v1/nothing-here').expect(404);
+    expect(unknown.body).toEqual({
+      error: 'No route for GET /v1/nothing-here',
+      code: 'not_found',
+      details: { method: 'GET', path: '/v1/nothing-here' },
+    });
+    expect((await t.http.put('/v1/datasets').set(bearer(key)).send({}).expect(404)).body.code).toBe(
+      'not_found',
+    );
+  });
+
+  it('answers 500 internal_error for an unexpected failure, leaking nothing and logging the cause', async () => {
+    await t.sql.query('ALTER TABLE datasets RENAME TO datasets_hidden');
+    try {
+      const response = await t.http.get('/v1/datasets').set(bearer(key)).expect(500);
+      expect(response.body).toEqual({
+        error: 'An unexpected error occurred; it has been logged',
+        code: 'internal_error',
+      });
+      expect(response.text).not.toMatch(/datasets|relation|at \w+ \(/);
+      await t.waitForOutput('relation \\"datasets\\" does not exist');
+    } finally {
+      await t.sql.query('ALTER TABLE datasets_hidden RENAME TO datasets');
+    }
+  });
+
+  it('puts X-Request-Id on every response, keeping a well-formed id sent by the client', async () => {
+    const ok = await t.http.get('/health').expect(200);
+    const failed = await t.http.get('/v1/datasets').expect(401);
+    const missing = await t.http.get('/nowhere').expect(404);
+    for (const response of [ok, failed, missing]) {
+      expect(response.headers['x-request-id']).toMatch(/^req_[0-9a-f-]{36}$/);
+    }
+    const traced = await t.http.get('/health').set('X-Request-Id', 'upstream-42').expect(200);
+    expect(traced.headers['x-request-id']).toBe('upstream-42');
+    const malformed = await t.http.get('/health').set('X-Request-Id', 'has spaces\tand tabs').expect(200);
+    expect(malformed.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('writes one JSON log line per request, with its id and status', async () => {
+    await t.http.get('/v1/datasets').set('X-Request-Id', 'log-line-check').expect(401);
+    const output = await t.waitForOutput('"id":"log-line-check"');
+    const line = output.split('\n').find((l) => l.includes('"id":"log-line-check"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      req: { id: 'log-line-check', method: 'GET', url: '/v1/datasets' },
+      res: { status: 401 },
+      msg: 'request completed',
+    });
+  });
+});
+
+describe('HTTPS', () => {
+  it('redirects plain HTTP reported by a trusted proxy with 308 to the same https URL', async () => {
+    const t = await startTestApp({ FORCE_HTTPS: 'true', TRUST_PROXY: 'true' });
+    try {
+      const plain = await t.http
+        .post('/v1/datasets?x=1')
+        .set('Host', 'api.example.com')
+        .set('X-Forwarded-Proto', 'http')
+        .send({ name: 'x' })
+        .expect(308);
+      expect(plain.headers.location).toBe('https://api.example.com/v1/datasets?x=1');
+      await t.http.get('/v1/datasets').set('X-Forwarded-Proto', 'https').expect(401);
+      await t.http.get('/health').set('X-Forwarded-Proto', 'http').expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('serves HTTPS itself with a configured certificate and redirects its plain-HTTP listener', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dss-tls-'));
+    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
+    const redirectPort = await freePort();
+    const t = await startTestApp(
+      { TLS_CERT_FILE: cert, TLS_KEY_FILE: key, HTTP_REDIRECT_PORT: String(redirectPort) },
+      { tls: true },
+    );
+    try {
+      await t.http.get('/health').expect(200);
+      const port = new URL(t.url).port;
+      const location = await new Promise<string | undefined>((resolve, reject) => {
+        http
+          .get(`http://127.0.0.1:${redirectPort}/v1/datasets?limit=5`, (response) => {
+            response.resume();
+            expect(response.statusCode).toBe(308);
+            resolve(response.headers.location);
+          })
+          .on('error', reject);
+      });
+      expect(location).toBe(`https://127.0.0.1:${port}/v1/datasets?limit=5`);
+    } finally {
+      await t.close();
+    }
+  });
+});
