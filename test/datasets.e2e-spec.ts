@@ -99,6 +99,7 @@ describe('Datasets API', () => {
       ['an object with 65 keys', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]))],
       ['over 16 KB', { blob: 'x'.repeat(16 * 1024) }],
       ['nested 6 levels deep', { a: { b: { c: { d: { e: { f: 1 } } } } } }],
+      ['nested 10,000 levels deep', JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)],
       ['a key starting with $', { $or: 1 }],
       ['a null value', { a: null }],
     ])('answers 400 invalid_metadata for metadata that is %s', async (_case, metadata) => {

@@ -7,15 +7,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Nesting depth of a JSON value: a scalar is 0, `{}` is 1, `{"a": {"b": 1}}` is 2. */
-function depthOf(value: unknown, limit: number): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  let deepest = 0;
-  for (const child of Object.values(value)) {
-    deepest = Math.max(deepest, depthOf(child, limit));
-    if (deepest >= limit) break; // deep enough to refuse; no need to walk an adversarial structure further
-  }
-  return deepest + 1;
+/** True when `value` nests objects or arrays more than `max` levels deep; never recurses past `max`. */
+function deeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max === 0) return true;
+  return Object.values(value).some((child) => deeperThan(child, max - 1));
 }
 
 /**
@@ -33,7 +29,7 @@ export function metadataIssue(value: unknown, allowNullValues = false): string |
     if (key.startsWith('$')) return `key "${key}" must not start with "$"`;
     if (value[key] === null && !allowNullValues) return `key "${key}" must not be null`;
   }
-  if (depthOf(value, METADATA_LIMITS.maxDepth + 1) > METADATA_LIMITS.maxDepth) {
+  if (deeperThan(value, METADATA_LIMITS.maxDepth)) {
     return `must be nested at most ${METADATA_LIMITS.maxDepth} levels deep`;
   }
   if (Buffer.byteLength(JSON.stringify(value)) > METADATA_LIMITS.maxBytes) {

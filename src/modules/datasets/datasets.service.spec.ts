@@ -1,0 +1,124 @@
+import { jest } from '@jest/globals';
+import { AppError } from 'src/common/errors/app-error.js';
+import type { TransactionRunner, Tx } from 'src/database/transaction.js';
+import { type AccountPrincipal, AuthTier, SCOPES } from 'src/modules/auth/auth.types.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import type { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
+import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
+import { strictMock } from '../../../test/utils/strict-mock.js';
+
+const caller: AccountPrincipal = {
+  tier: AuthTier.ApiKey,
+  accountId: 'acc_me',
+  credentialId: 'key_1',
+  scopes: SCOPES,
+};
+const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
+const tx = {} as Tx;
+const transactions = strictMock<TransactionRunner>({ run: (work) => work(tx) });
+
+function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
+  return {
+    id: DATASET_ID,
+    accountId: 'acc_me',
+    name: 'Docs',
+    description: null,
+    isPublic: false,
+    metadata: {},
+    documentCount: 0,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+    ...overrides,
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+}
+
+describe('DatasetsService', () => {
+  it('creates under the account lock and refuses the 1,001st dataset', async () => {
+    const lockAccount = jest.fn(() => Promise.resolve());
+    const insert = jest.fn(() => Promise.resolve(dataset()));
+    const repository = strictMock<DatasetsRepository>({
+      lockAccount,
+      countForAccount: () => Promise.resolve(1000),
+      insert,
+    });
+    const error = await rejection(
+      new DatasetsService(repository, transactions).create(caller, { name: 'One more' }),
+    );
+    expect(error.code).toBe('dataset_limit_reached');
+    expect(lockAccount).toHaveBeenCalledWith(tx, 'acc_me');
+    expect(insert).not.toHaveBeenCalled();
+  });
+
+  it('fills the defaults of a new dataset', async () => {
+    const insert = jest.fn((_tx: Tx, row: object) => Promise.resolve(dataset(row)));
+    const repository = strictMock<DatasetsRepository>({
+      lockAccount: () => Promise.resolve(),
+      countForAccount: () => Promise.resolve(0),
+      insert,
+    });
+    await new DatasetsService(repository, transactions).create(caller, { name: 'Docs' });
+    expect(insert).toHaveBeenCalledWith(tx, {
+      id: expect.stringMatching(/^ds_/),
+      accountId: 'acc_me',
+      name: 'Docs',
+      description: null,
+      isPublic: false,
+      metadata: {},
+    });
+  });
+
+  it('answers 404 without a query for an id that is not a dataset id', async () => {
+    const service = new DatasetsService(strictMock<DatasetsRepository>({}), transactions);
+    expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
+      'dataset_not_found',
+    );
+  });
+
+  it('tells a visible public dataset of another account (403) from an invisible one (404) on update', async () => {
+    const findReadable = jest.fn<DatasetsRepository['findReadable']>();
+    const repository = strictMock<DatasetsRepository>({
+      findOwnedForUpdate: () => Promise.resolve(null),
+      findReadable,
+    });
+    const service = new DatasetsService(repository, transactions);
+
+    findReadable.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
+    expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe('forbidden');
+    findReadable.mockResolvedValueOnce(null);
+    expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe(
+      'dataset_not_found',
+    );
+    expect(findReadable).toHaveBeenCalledWith(DATASET_ID, null);
+  });
+
+  it('merges metadata and refuses a merge over the key limit without writing', async () => {
+    const update = jest.fn(() => Promise.resolve(dataset()));
+    const current = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`a${i}`, i]));
+    const repository = strictMock<DatasetsRepository>({
+      findOwnedForUpdate: () => Promise.resolve(dataset({ metadata: current })),
+      update,
+    });
+    const service = new DatasetsService(repository, transactions);
+    const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));
+    expect((await rejection(service.update(caller, DATASET_ID, { metadata: extra }))).code).toBe(
+      'invalid_metadata',
+    );
+    expect(update).not.toHaveBeenCalled();
+
+    await service.update(caller, DATASET_ID, { metadata: { a0: null, b0: 'new' } });
+    expect(update).toHaveBeenCalledWith(tx, DATASET_ID, {
+      metadata: expect.objectContaining({ a1: 1, b0: 'new' }) as object,
+    });
+    const [[, , changes]] = update.mock.calls as unknown as [[Tx, string, { metadata: object }]];
+    expect(changes.metadata).not.toHaveProperty('a0');
+  });
+});
