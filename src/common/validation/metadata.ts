@@ -1,17 +1,11 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { deeperThan } from 'src/common/validation/json-depth.js';
 
 /** Limits on the free-form `metadata` object of datasets and documents. */
 export const METADATA_LIMITS = { maxKeys: 64, maxBytes: 16 * 1024, maxDepth: 5, maxKeyLength: 256 } as const;
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** True when `value` nests objects or arrays more than `max` levels deep; never recurses past `max`. */
-function deeperThan(value: unknown, max: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (max === 0) return true;
-  return Object.values(value).some((child) => deeperThan(child, max - 1));
 }
 
 /**
