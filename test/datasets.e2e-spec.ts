@@ -378,6 +378,19 @@ describe('Datasets API', () => {
       ).toBe('validation_error');
     });
 
+    it('refuses unknown fields and non-object metadata in a PATCH', async () => {
+      const created = await create({ name: 'Patch strictness' }).expect(201);
+      const path = `/v1/datasets/${created.body.id}`;
+      const unknown = await t.http.patch(path).set(bearer(key)).send({ colour: 'red' }).expect(400);
+      expect(unknown.body).toMatchObject({ code: 'validation_error', details: { field: 'colour' } });
+      const metadata = await t.http
+        .patch(path)
+        .set(bearer(key))
+        .send({ metadata: [1] })
+        .expect(400);
+      expect(metadata.body.code).toBe('invalid_metadata');
+    });
+
     it("answers 404 for another account's private dataset and 403 for its public one", async () => {
       const hidden = await create({ name: 'Not yours' }, other).expect(201);
       const shared = await create({ name: 'Read only for you', is_public: true }, other).expect(201);
@@ -415,6 +428,16 @@ describe('Datasets API', () => {
       const hidden = await create({ name: 'Keep me' }, other).expect(201);
       await t.http.delete(`/v1/datasets/${hidden.body.id}`).set(bearer(key)).expect(404);
       await t.http.get(`/v1/datasets/${hidden.body.id}`).set(bearer(other)).expect(200);
+    });
+
+    it('answers 404 to many concurrent deletes of a missing dataset and stays ready', async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          t.http.delete('/v1/datasets/ds_0000000000000000000000').set(bearer(key)).timeout(15_000),
+        ),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(60).fill(404));
+      await t.http.get('/ready').expect(200);
     });
 
     it('frees the name for a new dataset', async () => {

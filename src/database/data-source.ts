@@ -20,7 +20,14 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataS
     // The schema is owned by migrations only.
     synchronize: false,
     migrationsRun: false,
-    extra: { max: 20, application_name: 'dataset-search' },
+    extra: {
+      max: 20,
+      application_name: 'dataset-search',
+      // Fail a request rather than queue it forever when the pool is exhausted.
+      connectionTimeoutMillis: 10_000,
+      // A transaction left open by a bug releases its locks and connection after a minute.
+      idle_in_transaction_session_timeout: 60_000,
+    },
   };
 }
 

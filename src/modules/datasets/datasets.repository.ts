@@ -44,7 +44,8 @@ export class DatasetsRepository {
    * behind each other, so the per-account count they check cannot be raced past.
    */
   async lockAccount(tx: Tx, accountId: string): Promise<void> {
-    await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+    // NO KEY UPDATE: serialises creations without blocking inserts that reference the account.
+    await tx.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
   }
 
   countForAccount(tx: Tx, accountId: string): Promise<number> {
@@ -72,13 +73,17 @@ export class DatasetsRepository {
       .getOne();
   }
 
-  /** The account's own dataset, locked for update until the transaction ends. */
-  findOwnedForUpdate(tx: Tx, datasetId: string, accountId: string): Promise<DatasetEntity | null> {
+  /**
+   * A dataset the caller may read, locked until the transaction ends. Everything happens on the
+   * transaction's own connection: a second pool connection here could wait forever on a full pool.
+   */
+  findReadableForUpdate(tx: Tx, datasetId: string, accountId: string): Promise<DatasetEntity | null> {
     return tx
       .getRepository(DatasetEntity)
       .createQueryBuilder('d')
       .setLock('pessimistic_write')
-      .where('d.id = :datasetId AND d.account_id = :accountId', { datasetId, accountId })
+      .where('d.id = :datasetId', { datasetId })
+      .andWhere('(d.account_id = :accountId OR d.is_public)', { accountId })
       .getOne();
   }
 
@@ -99,20 +104,20 @@ export class DatasetsRepository {
     return { items, total };
   }
 
-  async update(tx: Tx, datasetId: string, changes: DatasetChanges): Promise<DatasetEntity> {
+  async update(tx: Tx, dataset: DatasetEntity, changes: DatasetChanges): Promise<DatasetEntity> {
+    const where = { id: dataset.id, accountId: dataset.accountId };
     try {
-      await tx.getRepository(DatasetEntity).update({ id: datasetId }, {
-        ...changes,
-        updatedAt: () => 'now()',
-      } as QueryDeepPartialEntity<DatasetEntity>);
+      await tx
+        .getRepository(DatasetEntity)
+        .update(where, { ...changes, updatedAt: () => 'now()' } as QueryDeepPartialEntity<DatasetEntity>);
     } catch (error) {
       if (isNameConflict(error)) throw DatasetErrors.nameConflict(changes.name ?? '');
       throw error;
     }
-    return tx.getRepository(DatasetEntity).findOneByOrFail({ id: datasetId });
+    return tx.getRepository(DatasetEntity).findOneByOrFail(where);
   }
 
-  async delete(tx: Tx, datasetId: string): Promise<void> {
-    await tx.getRepository(DatasetEntity).delete({ id: datasetId });
+  async delete(tx: Tx, dataset: DatasetEntity): Promise<void> {
+    await tx.getRepository(DatasetEntity).delete({ id: dataset.id, accountId: dataset.accountId });
   }
 }

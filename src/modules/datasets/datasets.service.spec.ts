@@ -84,27 +84,24 @@ describe('DatasetsService', () => {
   });
 
   it('tells a visible public dataset of another account (403) from an invisible one (404) on update', async () => {
-    const findReadable = jest.fn<DatasetsRepository['findReadable']>();
-    const repository = strictMock<DatasetsRepository>({
-      findOwnedForUpdate: () => Promise.resolve(null),
-      findReadable,
-    });
+    const findReadableForUpdate = jest.fn<DatasetsRepository['findReadableForUpdate']>();
+    const repository = strictMock<DatasetsRepository>({ findReadableForUpdate });
     const service = new DatasetsService(repository, transactions);
 
-    findReadable.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
+    findReadableForUpdate.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
     expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe('forbidden');
-    findReadable.mockResolvedValueOnce(null);
+    findReadableForUpdate.mockResolvedValueOnce(null);
     expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe(
       'dataset_not_found',
     );
-    expect(findReadable).toHaveBeenCalledWith(DATASET_ID, null);
+    expect(findReadableForUpdate).toHaveBeenCalledWith(tx, DATASET_ID, 'acc_me');
   });
 
   it('merges metadata and refuses a merge over the key limit without writing', async () => {
     const update = jest.fn(() => Promise.resolve(dataset()));
     const current = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`a${i}`, i]));
     const repository = strictMock<DatasetsRepository>({
-      findOwnedForUpdate: () => Promise.resolve(dataset({ metadata: current })),
+      findReadableForUpdate: () => Promise.resolve(dataset({ metadata: current })),
       update,
     });
     const service = new DatasetsService(repository, transactions);
@@ -115,7 +112,7 @@ describe('DatasetsService', () => {
     expect(update).not.toHaveBeenCalled();
 
     await service.update(caller, DATASET_ID, { metadata: { a0: null, b0: 'new' } });
-    expect(update).toHaveBeenCalledWith(tx, DATASET_ID, {
+    expect(update).toHaveBeenCalledWith(tx, expect.objectContaining({ id: DATASET_ID }), {
       metadata: expect.objectContaining({ a1: 1, b0: 'new' }) as object,
     });
     const [[, , changes]] = update.mock.calls as unknown as [[Tx, string, { metadata: object }]];

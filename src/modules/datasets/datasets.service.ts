@@ -65,7 +65,7 @@ export class DatasetsService {
         if (issue) throw CommonErrors.invalidMetadata(`after merging, ${issue}`);
       }
       if (Object.keys(changes).length === 0) return dataset;
-      return this.datasets.update(tx, dataset.id, changes);
+      return this.datasets.update(tx, dataset, changes);
     });
   }
 
@@ -73,7 +73,7 @@ export class DatasetsService {
   delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
     return this.transactions.run(async (tx) => {
       const dataset = await this.findOwnedForUpdate(tx, caller, datasetId);
-      await this.datasets.delete(tx, dataset.id);
+      await this.datasets.delete(tx, dataset);
     });
   }
 
@@ -83,9 +83,9 @@ export class DatasetsService {
    */
   private async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string) {
     if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
-    const dataset = await this.datasets.findOwnedForUpdate(tx, datasetId, caller.accountId);
-    if (dataset) return dataset;
-    if (await this.datasets.findReadable(datasetId, null)) throw DatasetErrors.notOwner(datasetId);
-    throw DatasetErrors.notFound(datasetId);
+    const dataset = await this.datasets.findReadableForUpdate(tx, datasetId, caller.accountId);
+    if (!dataset) throw DatasetErrors.notFound(datasetId);
+    if (dataset.accountId !== caller.accountId) throw DatasetErrors.notOwner(datasetId);
+    return dataset;
   }
 }
