@@ -57,9 +57,9 @@ export class Init1732000000000 implements MigrationInterface {
       CREATE TABLE idempotency_keys (
         account_id       text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
         key              text NOT NULL,
+        claim_token      uuid NOT NULL,
         request_hash     bytea NOT NULL,
         state            text NOT NULL CHECK (state IN ('pending', 'completed')),
-        response_status  integer,
         response_body    jsonb,
         created_at       timestamptz NOT NULL DEFAULT now(),
         expires_at       timestamptz NOT NULL,

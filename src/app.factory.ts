@@ -7,6 +7,7 @@ import { AppModule } from 'src/app.module.js';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
+import { rejectDeepBodies } from 'src/common/validation/json-depth.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 
@@ -22,9 +23,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(requestLogger(logger));
-  if (config.forceHttps) app.use(httpsRedirect);
+  if (config.forceHttps) app.use(httpsRedirect(config.publicBaseUrl));
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
+  app.use(rejectDeepBodies);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(new AppValidationPipe());
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {

@@ -85,6 +85,39 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(await countNamed('Long key')).toBe(0);
   });
 
+  it('answers 400, not 500, for a deeply nested body sent with a key', async () => {
+    const response = await t.http
+      .post('/v1/datasets')
+      .set(bearer(key))
+      .set('Idempotency-Key', 'key-deep')
+      .set('Content-Type', 'application/json')
+      .send(`{"name":"Deep","metadata":{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`)
+      .expect(400);
+    expect(response.body.details).toMatchObject({ field: 'body' });
+  });
+
+  it('answers 422 for a different body while the first request still holds the key', async () => {
+    await create('key-pending', { name: 'Pending first' }).expect(201);
+    await t.sql.query(
+      "UPDATE idempotency_keys SET state = 'pending', response_body = NULL WHERE key = 'key-pending'",
+    );
+    const response = await create('key-pending', { name: 'Pending second' }).expect(422);
+    expect(response.body.code).toBe('idempotency_key_reused');
+  });
+
+  it('takes over a claim abandoned by a request that died', async () => {
+    const first = await create('key-abandoned', { name: 'Abandoned' }).expect(201);
+    await t.http.delete(`/v1/datasets/${first.body.id}`).set(bearer(key)).expect(204);
+    // As if the first request had died after claiming: pending, two minutes old.
+    await t.sql.query(
+      `UPDATE idempotency_keys SET state = 'pending', response_body = NULL, created_at = now() - interval '2 minutes'
+        WHERE key = 'key-abandoned'`,
+    );
+    const retried = await create('key-abandoned', { name: 'Abandoned' }).expect(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(retried.body.id).not.toBe(first.body.id);
+  });
+
   it('runs again once the stored response has expired', async () => {
     const first = await create('key-expired', { name: 'Expiring' }).expect(201);
     await t.sql.query(

@@ -99,7 +99,7 @@ describe('Errors and transport', () => {
 
 describe('HTTPS', () => {
   it('redirects plain HTTP reported by a trusted proxy with 308 to the same https URL', async () => {
-    const t = await startTestApp({ FORCE_HTTPS: 'true', TRUST_PROXY: 'true' });
+    const t = await startTestApp({ FORCE_HTTPS: 'true', TRUST_PROXY: 'loopback' });
     try {
       const plain = await t.http
         .post('/v1/datasets?x=1')
@@ -110,6 +110,30 @@ describe('HTTPS', () => {
       expect(plain.headers.location).toBe('https://api.example.com/v1/datasets?x=1');
       await t.http.get('/v1/datasets').set('X-Forwarded-Proto', 'https').expect(401);
       await t.http.get('/health').set('X-Forwarded-Proto', 'http').expect(200);
+      const hostile = await t.http
+        .get('/v1/datasets')
+        .set('Host', 'evil.example/phish?')
+        .set('X-Forwarded-Proto', 'http');
+      expect(hostile.status).toBe(400);
+      expect(hostile.body.code).toBe('invalid_host');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('redirects to PUBLIC_BASE_URL when it is configured, whatever the Host header says', async () => {
+    const t = await startTestApp({
+      FORCE_HTTPS: 'true',
+      TRUST_PROXY: 'loopback',
+      PUBLIC_BASE_URL: 'https://api.example.com/',
+    });
+    try {
+      const response = await t.http
+        .get('/v1/datasets?limit=2')
+        .set('Host', 'evil.example')
+        .set('X-Forwarded-Proto', 'http');
+      expect(response.status).toBe(308);
+      expect(response.headers.location).toBe('https://api.example.com/v1/datasets?limit=2');
     } finally {
       await t.close();
     }

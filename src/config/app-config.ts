@@ -26,7 +26,9 @@ export interface AppConfig {
   redisPrefix: string;
   forceHttps: boolean;
   /** Express `trust proxy` value: hops or a list of addresses whose X-Forwarded-* headers are believed. */
-  trustProxy: string | number | boolean;
+  trustProxy: string | number | false;
+  /** Where plain-HTTP requests are redirected, e.g. https://api.example.com; else the request's own host. */
+  publicBaseUrl: string | null;
   tls: { certFile: string; keyFile: string; httpRedirectPort: number | null } | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimits: RateLimits;
@@ -122,10 +124,18 @@ export function redactUrl(value: string): string {
   }
 }
 
-function parseTrustProxy(value: string | undefined): string | number | boolean {
-  if (value === undefined) return false;
-  if (/^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+/**
+ * `true` is refused: Express would then trust every X-Forwarded-For entry, and the client address
+ * that anonymous rate limits count by would be whatever the client writes there.
+ */
+function parseTrustProxy(read: EnvReader): string | number | false {
+  const value = read.optional('TRUST_PROXY');
+  if (value === undefined || /^false$/i.test(value)) return false;
   if (/^\d+$/.test(value)) return Number(value);
+  if (/^true$/i.test(value)) {
+    read.problems.push('TRUST_PROXY must be a hop count (e.g. 1) or a list of proxy addresses, not "true"');
+    return false;
+  }
   return value;
 }
 
@@ -152,7 +162,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
     redisPrefix: read.string('REDIS_PREFIX', 'dss'),
     forceHttps: read.bool('FORCE_HTTPS', nodeEnv === 'production'),
-    trustProxy: parseTrustProxy(read.optional('TRUST_PROXY')),
+    trustProxy: parseTrustProxy(read),
+    publicBaseUrl: read.optional('PUBLIC_BASE_URL')
+      ? read.url('PUBLIC_BASE_URL', ['https:'], '').replace(/\/+$/, '')
+      : null,
     tls: certFile && keyFile ? { certFile, keyFile, httpRedirectPort: httpRedirectPort || null } : null,
     logLevel: read.oneOf(
       'LOG_LEVEL',

@@ -8,14 +8,15 @@ export class IdempotencyKeyEntity {
   @PrimaryColumn('text')
   key!: string;
 
+  /** Identifies the request that holds the claim; only it may complete or release the record. */
+  @Column('uuid', { name: 'claim_token' })
+  claimToken!: string;
+
   @Column('bytea', { name: 'request_hash' })
   requestHash!: Buffer;
 
   @Column('text')
   state!: 'pending' | 'completed';
-
-  @Column('integer', { name: 'response_status', nullable: true })
-  responseStatus!: number | null;
 
   @Column('jsonb', { name: 'response_body', nullable: true })
   responseBody!: unknown;

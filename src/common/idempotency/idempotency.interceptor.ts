@@ -3,21 +3,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type CallHandler,
   type ExecutionContext,
-  HttpStatus,
   Inject,
   Injectable,
   type NestInterceptor,
-  RequestMethod,
 } from '@nestjs/common';
-import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
-import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, type Observable, of, throwError } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { IdempotencyRepository } from 'src/common/idempotency/idempotency.repository.js';
+import {
+  IdempotencyRepository,
+  IdempotencyStoreError,
+} from 'src/common/idempotency/idempotency.repository.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 
-type Acquired = { kind: 'claimed' } | { kind: 'replay'; status: number; body: unknown };
+type Acquired = { kind: 'claimed'; token: string } | { kind: 'replay'; body: unknown };
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -54,18 +53,17 @@ export function requestFingerprint(request: Request): Buffer {
  * stored for the configured time (24 h by default); a repeat with the same request replays it with
  * `Idempotent-Replayed: true` and creates nothing; a repeat with another request is 422
  * idempotency_key_reused. Keys are scoped per account. A request that fails releases its key.
+ * Claims carry a token, so a request whose claim was taken over cannot overwrite its successor's.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly repository: IdempotencyRepository,
-    private readonly reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<Request>();
-    const response = context.switchToHttp().getResponse<Response>();
     const key = request.headers[IDEMPOTENCY_HEADER];
     const accountId = request.principal?.accountId;
     if (key === undefined || !accountId) return next.handle();
@@ -73,19 +71,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const outcome = await this.acquire(accountId, key, requestFingerprint(request));
     if (outcome.kind === 'replay') {
-      response.setHeader(REPLAYED_HEADER, 'true');
-      response.status(outcome.status);
+      // The status is the route's own: only successful responses are stored, and each route has one.
+      context.switchToHttp().getResponse<Response>().setHeader(REPLAYED_HEADER, 'true');
       return of(outcome.body);
     }
 
-    const status = this.successStatus(context);
+    const claim = { accountId, key, token: outcome.token };
     return next.handle().pipe(
-      mergeMap((body: unknown) =>
-        from(this.repository.complete(accountId, key, status, body ?? null).then(() => body)),
-      ),
-      catchError((error: unknown) =>
-        from(this.repository.release(accountId, key)).pipe(mergeMap(() => throwError(() => error))),
-      ),
+      // If storing the response fails after the resource was created, the claim stays pending rather
+      // than being released: a retry then waits, instead of creating the resource a second time.
+      mergeMap((body: unknown) => from(this.repository.complete(claim, body ?? null).then(() => body))),
+      catchError((error: unknown) => {
+        if (error instanceof IdempotencyStoreError) return throwError(() => error.cause);
+        return from(this.repository.release(claim)).pipe(mergeMap(() => throwError(() => error)));
+      }),
     );
   }
 
@@ -97,22 +96,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async acquire(accountId: string, key: string, fingerprint: Buffer): Promise<Acquired> {
     const deadline = Date.now() + WAIT_FOR_CONCURRENT_MS;
     for (;;) {
-      if (await this.repository.claim(accountId, key, fingerprint, this.config.idempotencyTtlHours)) {
-        return { kind: 'claimed' };
-      }
+      const token = await this.repository.claim(accountId, key, fingerprint, this.config.idempotencyTtlHours);
+      if (token) return { kind: 'claimed', token };
       const record = await this.repository.find(accountId, key);
       if (record && !record.requestHash.equals(fingerprint)) throw CommonErrors.idempotencyKeyReused();
-      if (record?.state === 'completed') {
-        return { kind: 'replay', status: record.responseStatus ?? HttpStatus.OK, body: record.responseBody };
-      }
+      if (record?.state === 'completed') return { kind: 'replay', body: record.responseBody };
       if (Date.now() > deadline) throw CommonErrors.idempotencyKeyInProgress();
       if (record) await sleep(POLL_INTERVAL_MS);
     }
-  }
-
-  private successStatus(context: ExecutionContext): number {
-    const declared = this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler());
-    const method = context.switchToHttp().getRequest<Request>().method;
-    return declared ?? (method === RequestMethod[RequestMethod.POST] ? HttpStatus.CREATED : HttpStatus.OK);
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -6,46 +7,67 @@ import { IdempotencyKeyEntity } from 'src/common/idempotency/idempotency-key.ent
 /** A claim left pending this long belongs to a request that died; another request may take it over. */
 const ABANDONED_AFTER_SECONDS = 60;
 
+export interface Claim {
+  accountId: string;
+  key: string;
+  token: string;
+}
+
+/** Storing a completed response failed; the resource it describes was created all the same. */
+export class IdempotencyStoreError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('could not store the idempotent response', { cause });
+  }
+}
+
 @Injectable()
 export class IdempotencyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Claims (account, key) for a request, atomically: true when this request now owns the key. An
-   * expired or abandoned record is taken over; a live one is left alone (read it with `find`).
+   * Claims (account, key) for a request, atomically: returns the claim's token when this request now
+   * owns the key, null when another live record holds it (read it with `find`). An expired record, or
+   * a claim abandoned by a request that died, is taken over.
    */
-  async claim(accountId: string, key: string, requestHash: Buffer, ttlHours: number): Promise<boolean> {
+  async claim(accountId: string, key: string, requestHash: Buffer, ttlHours: number): Promise<string | null> {
+    const token = randomUUID();
     const rows = await this.db.query<unknown[]>(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, state, expires_at)
-       VALUES ($1, $2, $3, 'pending', now() + make_interval(hours => $4))
+      `INSERT INTO idempotency_keys (account_id, key, claim_token, request_hash, state, expires_at)
+       VALUES ($1, $2, $3, $4, 'pending', now() + make_interval(hours => $5))
        ON CONFLICT (account_id, key) DO UPDATE
-          SET request_hash = EXCLUDED.request_hash, state = 'pending', response_status = NULL,
+          SET claim_token = EXCLUDED.claim_token, request_hash = EXCLUDED.request_hash, state = 'pending',
               response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
         WHERE idempotency_keys.expires_at < now()
            OR (idempotency_keys.state = 'pending'
-               AND idempotency_keys.created_at < now() - make_interval(secs => $5))
+               AND idempotency_keys.created_at < now() - make_interval(secs => $6))
        RETURNING key`,
-      [accountId, key, requestHash, ttlHours, ABANDONED_AFTER_SECONDS],
+      [accountId, key, token, requestHash, ttlHours, ABANDONED_AFTER_SECONDS],
     );
-    return rows.length === 1;
+    return rows.length === 1 ? token : null;
   }
 
   find(accountId: string, key: string): Promise<IdempotencyKeyEntity | null> {
     return this.db.getRepository(IdempotencyKeyEntity).findOneBy({ accountId, key });
   }
 
-  async complete(accountId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.db
-      .getRepository(IdempotencyKeyEntity)
-      .update(
-        { accountId, key },
-        { state: 'completed', responseStatus: status, responseBody: body as object },
-      );
+  async complete(claim: Claim, body: unknown): Promise<void> {
+    try {
+      await this.db
+        .getRepository(IdempotencyKeyEntity)
+        .update(
+          { accountId: claim.accountId, key: claim.key, claimToken: claim.token },
+          { state: 'completed', responseBody: body as object },
+        );
+    } catch (error) {
+      throw new IdempotencyStoreError(error);
+    }
   }
 
   /** Gives the key up after a failed request, so that the client can retry with it. */
-  async release(accountId: string, key: string): Promise<void> {
-    await this.db.getRepository(IdempotencyKeyEntity).delete({ accountId, key, state: 'pending' });
+  async release(claim: Claim): Promise<void> {
+    await this.db
+      .getRepository(IdempotencyKeyEntity)
+      .delete({ accountId: claim.accountId, key: claim.key, claimToken: claim.token, state: 'pending' });
   }
 
   async deleteExpired(): Promise<number> {

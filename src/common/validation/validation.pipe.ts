@@ -1,10 +1,6 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue } from 'src/common/errors/app-error.js';
-import { deeperThan } from 'src/common/validation/json-depth.js';
-
-/** Deeper than any valid request of this API (metadata may nest 5 levels inside a body). */
-const MAX_BODY_DEPTH = 32;
 
 /** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
 export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue & { code?: string })[] {
@@ -44,12 +40,6 @@ export class AppValidationPipe extends ValidationPipe {
       if (value === undefined) value = {};
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
-      }
-      // Transformation and validation recurse through the body: refuse absurd nesting before they do.
-      if (deeperThan(value, MAX_BODY_DEPTH)) {
-        throw CommonErrors.validation([
-          { field: 'body', issue: `must not nest more than ${MAX_BODY_DEPTH} levels deep` },
-        ]);
       }
     }
     return super.transform(value, metadata);

@@ -34,7 +34,7 @@ export class HealthController {
         error: 'Not ready',
         code: 'not_ready',
         details: {
-          checks: { postgres: { status: 'ok' }, redis: { status: 'error', error: 'connect ECONNREFUSED' } },
+          checks: { postgres: { status: 'ok' }, redis: { status: 'error' } },
         },
       },
     },

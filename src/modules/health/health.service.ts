@@ -1,9 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 
-export type CheckResult = { status: 'ok' } | { status: 'error'; error: string };
+export interface CheckResult {
+  status: 'ok' | 'error';
+}
 
 export interface Readiness {
   ready: boolean;
@@ -12,7 +16,8 @@ export interface Readiness {
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-async function check(probe: () => Promise<unknown>): Promise<CheckResult> {
+/** Runs one probe; the reason of a failure is logged, not returned: /ready is open to anyone. */
+async function check(name: string, probe: () => Promise<unknown>, logger: Logger): Promise<CheckResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
@@ -20,8 +25,9 @@ async function check(probe: () => Promise<unknown>): Promise<CheckResult> {
   try {
     await Promise.race([probe(), timeout]);
     return { status: 'ok' };
-  } catch (error) {
-    return { status: 'error', error: error instanceof Error ? error.message : String(error) };
+  } catch (err) {
+    logger.warn({ err, check: name }, 'readiness check failed');
+    return { status: 'error' };
   } finally {
     clearTimeout(timer);
   }
@@ -32,12 +38,13 @@ export class HealthService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async readiness(): Promise<Readiness> {
     const [postgres, redis] = await Promise.all([
-      check(() => this.db.query('SELECT 1')),
-      check(() => this.redis.ping()),
+      check('postgres', () => this.db.query('SELECT 1'), this.logger),
+      check('redis', () => this.redis.ping(), this.logger),
     ]);
     return { ready: postgres.status === 'ok' && redis.status === 'ok', checks: { postgres, redis } };
   }
