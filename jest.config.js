@@ -17,6 +17,7 @@ export default {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/global-teardown.mjs',
       testTimeout: 30_000,
     },
   ],

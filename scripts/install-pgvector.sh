@@ -7,7 +7,7 @@ set -euo pipefail
 
 PG_MAJOR=${PG_MAJOR:-15}
 MIN_VERSION=${PGVECTOR_MIN_VERSION:-0.8.0}
-EXT_DIR=$(pg_config --sharedir 2>/dev/null || echo "/usr/share/postgresql/$PG_MAJOR")/extension
+
 SRC_LIST=/etc/apt/sources.list.d/pgvector-trixie-src.sources
 BUILD_DIR=${PGVECTOR_BUILD_DIR:-/var/cache/pgvector-build}
 

@@ -32,11 +32,11 @@ install_npm_packages() {
 is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
 
 start_postgres() {
-  if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then return; fi
+  if pg_isready -q -d "$DATABASE_URL" 2>/dev/null; then return; fi
   is_local "$DATABASE_URL" || { log "PostgreSQL at DATABASE_URL is not reachable"; exit 1; }
   log "starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n1)" main start
-  for _ in $(seq 1 50); do pg_isready -q -h 127.0.0.1 -p 5432 && return; sleep 0.2; done
+  for _ in $(seq 1 50); do pg_isready -q -d "$DATABASE_URL" && return; sleep 0.2; done
   log "PostgreSQL did not come up"; exit 1
 }
 

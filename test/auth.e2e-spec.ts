@@ -71,6 +71,14 @@ describe('Authentication with API keys', () => {
     expect(response.body.code).toBe('invalid_authorization_header');
   });
 
+  it('answers 401 invalid_session for a session cookie, a tier not issued yet', async () => {
+    const response = await listWith({ Cookie: 'theme=dark; svc_session=abc' }).expect(401);
+    expect(response.body.code).toBe('invalid_session');
+    await listWith({ Cookie: 'theme=dark' })
+      .expect(401)
+      .expect((r) => expect(r.body.code).toBe('authentication_required'));
+  });
+
   it('ignores a token in the query string', async () => {
     const response = await t.http.get('/v1/datasets').query({ access_token: key.api_key }).expect(401);
     expect(response.body.code).toBe('authentication_required');

@@ -4,9 +4,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
-import { adminUrl, databaseUrl, TEMPLATE_DATABASE } from './utils/database-names.mjs';
+import { randomBytes } from 'node:crypto';
+import { adminUrl, databaseUrl } from './utils/database-names.mjs';
 
 export default async function globalSetup() {
+  const TEMPLATE_DATABASE = `dss_test_template_${randomBytes(4).toString('hex')}`;
+  process.env.DSS_TEST_TEMPLATE = TEMPLATE_DATABASE;
   if (!existsSync('dist/cli.js'))
     throw new Error('dist/cli.js is missing: run `npm run build` before the tests');
   const admin = new pg.Client({ connectionString: adminUrl() });

@@ -1,5 +1,7 @@
 // Shared by the global setup (plain Node) and the specs.
-export const TEMPLATE_DATABASE = 'dss_test_template';
+// One template per test run (the global setup names it and passes it to the workers through the
+// environment), so that two runs on one server never drop each other's template.
+export const TEMPLATE_DATABASE = process.env.DSS_TEST_TEMPLATE ?? 'dss_test_template';
 
 /** A server connection for CREATE/DROP DATABASE. */
 export function adminUrl() {

@@ -40,6 +40,7 @@ export const CommonErrors = {
   invalidApiKey: () => new AppError(401, 'invalid_api_key', 'The API key is invalid or has been revoked'),
   invalidAccessToken: () =>
     new AppError(401, 'invalid_access_token', 'The access token is invalid or has expired'),
+  invalidSession: () => new AppError(401, 'invalid_session', 'The session is invalid or has expired'),
   invalidAuthorizationHeader: () =>
     new AppError(
       401,

@@ -4,29 +4,17 @@ import { PassportModule } from '@nestjs/passport';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig, type RateLimits } from 'src/config/app-config.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { AccessGuard } from 'src/modules/auth/access.guard.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { AuthenticationGuard } from 'src/modules/auth/authentication.guard.js';
-import { ANONYMOUS, AuthTier, TOKEN_VERIFIERS } from 'src/modules/auth/auth.types.js';
+import { ANONYMOUS, TOKEN_VERIFIERS } from 'src/modules/auth/auth.types.js';
 import { BearerStrategy } from 'src/modules/auth/bearer.strategy.js';
 import { OAuthTokenVerifier } from 'src/modules/auth/oauth-token.verifier.js';
 import { RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
+import { tierLimit } from 'src/modules/auth/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
-
-export function tierLimit(limits: RateLimits, tier: AuthTier): number {
-  switch (tier) {
-    case AuthTier.ApiKey:
-      return limits.apiKey;
-    case AuthTier.OAuth:
-      return limits.oauth;
-    case AuthTier.Session:
-      return limits.session;
-    case AuthTier.Anonymous:
-      return limits.anonymous;
-  }
-}
 
 @Module({
   imports: [

@@ -6,6 +6,22 @@ import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
 
+/** The cookie of the session tier (web apps). No strategy issues sessions yet, so any such cookie is invalid. */
+export const SESSION_COOKIE = 'svc_session';
+
+/**
+ * Passport strategies, tried in order until one authenticates the request. The session tier plugs in
+ * by registering its cookie strategy and adding its name here.
+ */
+const STRATEGIES = ['bearer'];
+
+function presentsCredentials(request: Request): boolean {
+  if (request.headers.authorization !== undefined) return true;
+  return (request.headers.cookie ?? '')
+    .split(';')
+    .some((pair) => pair.trim().startsWith(`${SESSION_COOKIE}=`));
+}
+
 /**
  * First of the three global guards (authenticate → rate limit → authorise). It only finds out who is
  * calling: a request without credentials is anonymous, and a bad credential is remembered in
@@ -13,7 +29,7 @@ import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
  * AccessGuard refuses it.
  */
 @Injectable()
-export class AuthenticationGuard extends AuthGuard('bearer') {
+export class AuthenticationGuard extends AuthGuard(STRATEGIES) {
   constructor(private readonly reflector: Reflector) {
     super();
   }
@@ -22,7 +38,7 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
     const request = context.switchToHttp().getRequest<Request>();
     request.principal = ANONYMOUS;
     const access = this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
-    if (access?.kind === 'public' || request.headers.authorization === undefined) return true;
+    if (access?.kind === 'public' || !presentsCredentials(request)) return true;
     try {
       await super.canActivate(context);
     } catch (err) {
@@ -33,11 +49,12 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
   }
 
   /**
-   * Passport sees only the Authorization header: passport-http-bearer would also take `access_token`
+   * Passport sees only the credential headers: passport-http-bearer would also take `access_token`
    * from the query string or the body, and tokens in URLs end up in logs and browser histories.
    */
   override getRequest(context: ExecutionContext) {
-    return { headers: { authorization: context.switchToHttp().getRequest<Request>().headers.authorization } };
+    const { authorization, cookie } = context.switchToHttp().getRequest<Request>().headers;
+    return { headers: { authorization, cookie } };
   }
 
   override handleRequest<TUser = Principal>(
@@ -46,9 +63,14 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
     _info: unknown,
     context: ExecutionContext,
   ): TUser {
-    if (err) throw err instanceof Error ? err : new Error('bearer authentication failed', { cause: err });
-    if (!user) throw CommonErrors.invalidAuthorizationHeader();
-    context.switchToHttp().getRequest<Request>().principal = user as unknown as Principal;
+    if (err) throw err instanceof Error ? err : new Error('authentication failed', { cause: err });
+    const request = context.switchToHttp().getRequest<Request>();
+    if (!user) {
+      throw request.headers.authorization !== undefined
+        ? CommonErrors.invalidAuthorizationHeader()
+        : CommonErrors.invalidSession();
+    }
+    request.principal = user as unknown as Principal;
     return user;
   }
 }

@@ -3,15 +3,7 @@ import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
-import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
-
-/** Counts every request against its credential's hourly budget (anonymous callers per address). */
-export function rateLimitTracker(request: Request): string {
-  const principal: Principal = request.principal ?? ANONYMOUS;
-  return principal.credentialId
-    ? `${principal.tier}:${principal.credentialId}`
-    : `ip:${request.ip ?? 'unknown'}`;
-}
+import { rateLimitTracker } from 'src/modules/auth/rate-limits.js';
 
 /**
  * Second global guard: runs after authentication, so the limit is the caller's tier's. Sets
