@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Random-weight ONNX models of real shape (see ../shared/models/README.md) for the local embedding tests.
+bash ../shared/tools/synthetic-models/make.sh .cache/models >/dev/null
 npm run --silent lint
 npm test -- "$@"

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
+import { EventsModule } from 'src/common/events/domain-events.js';
 import { ContentTypeInterceptor } from 'src/common/http/content-type.interceptor.js';
 import { IdempotencyModule } from 'src/common/idempotency/idempotency.module.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
@@ -10,22 +11,35 @@ import { ConfigModule } from 'src/config/config.module.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { AuthModule } from 'src/modules/auth/auth.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { DocumentsModule } from 'src/modules/documents/documents.module.js';
 import { HealthModule } from 'src/modules/health/health.module.js';
+import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 
 @Module({})
 export class AppModule {
+  /**
+   * The whole service for ROLE `all` and `api`; for ROLE `worker`, only what processing documents needs
+   * (no HTTP routes, no rate limits).
+   */
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    const infrastructure = [
+      ConfigModule.forRoot(config),
+      LoggingModule.forRoot(logger),
+      DatabaseModule,
+      RedisModule,
+      EventsModule,
+      IngestionModule.forRoot(config.role),
+    ];
+    if (config.role === 'worker') return { module: AppModule, imports: infrastructure };
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
-        LoggingModule.forRoot(logger),
-        DatabaseModule,
-        RedisModule,
+        ...infrastructure,
         IdempotencyModule,
         AuthModule,
         HealthModule,
         DatasetsModule,
+        DocumentsModule,
       ],
       providers: [{ provide: APP_INTERCEPTOR, useClass: ContentTypeInterceptor }],
     };

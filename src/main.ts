@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { createApp } from 'src/app.factory.js';
-import { createLogger } from 'src/common/logging/logger.js';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from 'src/app.module.js';
+import { createLogger, PinoNestLogger } from 'src/common/logging/logger.js';
 import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
 import { migrate } from 'src/database/migrate.js';
 import type { Logger } from 'pino';
@@ -26,6 +28,15 @@ async function bootstrap(): Promise<void> {
   }
   const logger = createLogger(config);
   if (config.migrateOnBoot) await migrate(config, logger);
+
+  if (config.role === 'worker') {
+    const worker = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
+      logger: new PinoNestLogger(logger),
+    });
+    worker.enableShutdownHooks();
+    logger.info('worker started (ROLE=worker): processing documents, no HTTP');
+    return;
+  }
 
   const app = await createApp(config, logger);
   await app.listen(config.port);

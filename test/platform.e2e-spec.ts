@@ -16,6 +16,13 @@ describe('Health, readiness and API documentation', () => {
     expect((await t.http.get('/ready').expect(200)).body).toEqual({
       status: 'ready',
       checks: { postgres: { status: 'ok' }, redis: { status: 'ok' } },
+      search: {
+        mode: 'keyword_only',
+        provider: null,
+        model: null,
+        dimensions: null,
+        reason: 'EMBEDDING_PROVIDER=none',
+      },
     });
   });
 
@@ -40,6 +47,9 @@ describe('Health, readiness and API documentation', () => {
       '/ready',
       '/v1/datasets',
       '/v1/datasets/{dataset_id}',
+      '/v1/datasets/{dataset_id}/documents',
+      '/v1/datasets/{dataset_id}/documents/{document_id}',
+      '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
     ]);
     expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(document.paths['/v1/datasets/{dataset_id}'])).toEqual(
@@ -92,7 +102,7 @@ describe('Boot', () => {
       const { rows } = await t.sql.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`);
       expect(rows).toHaveLength(1);
       const migrations = await t.sql.query('SELECT name FROM schema_migrations');
-      expect(migrations.rows.map((r) => r.name)).toEqual(['Init1732000000000']);
+      expect(migrations.rows.map((r) => r.name)).toEqual(['Init1732000000000', 'Documents1732000000001']);
     } finally {
       await t.close();
     }
@@ -106,12 +116,12 @@ describe('Boot', () => {
         Array.from({ length: 3 }, () => run(process.execPath, ['dist/cli.js', 'migrate'], { env })),
       );
       const applied = results.map((r) => (JSON.parse(r.stdout) as { applied: string[] }).applied);
-      expect(applied.flat()).toEqual(['Init1732000000000']);
+      expect(applied.flat()).toEqual(['Init1732000000000', 'Documents1732000000001']);
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
       await client.end();
-      expect(rows[0].n).toBe(1);
+      expect(rows[0].n).toBe(2);
     } finally {
       await database.drop();
     }

@@ -1,9 +1,15 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 /**
  * The service's whole configuration, read from the environment once at boot.
  *
  * `loadConfig` checks every variable and throws one error that names each bad one, so an operator
  * fixes a broken deployment in one pass. Nothing else in the code reads `process.env`.
  */
+/** The project root, from `src/config` (tests) or `dist/config` (built) alike. */
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
 export type NodeEnv = 'development' | 'production' | 'test';
 export type Role = 'all' | 'api' | 'worker';
 
@@ -36,6 +42,35 @@ export interface AppConfig {
   /** Largest JSON body accepted, in bytes. */
   jsonBodyLimitBytes: number;
   migrateOnBoot: boolean;
+  embedding: EmbeddingConfig;
+  ingestion: IngestionConfig;
+  ocr: { workers: number; maxPixels: number };
+}
+
+export type EmbeddingProviderName = 'auto' | 'local' | 'openai' | 'none';
+
+export interface EmbeddingConfig {
+  provider: EmbeddingProviderName;
+  /** Model id; null picks the provider's default. */
+  model: string | null;
+  /** Requested output dimensions (OpenAI models that support shortening); null keeps the model's own. */
+  dimensions: number | null;
+  modelsDir: string;
+  allowDownload: boolean;
+  openaiApiKey: string | null;
+  openaiBaseUrl: string | null;
+  batchSize: number;
+}
+
+export interface IngestionConfig {
+  /** Documents one worker process handles at once. */
+  concurrency: number;
+  chunkTokens: number;
+  chunkOverlapTokens: number;
+  /** A processing document whose job has not reported for this long is looked at by the recovery sweep. */
+  staleAfterSeconds: number;
+  /** Times a document is started again after its worker died, before it fails with processing_error. */
+  maxRecoveries: number;
 }
 
 export class ConfigError extends Error {
@@ -182,6 +217,31 @@ export function loadConfig(env: Env = process.env): AppConfig {
     idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
     jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),
+    embedding: {
+      provider: read.oneOf('EMBEDDING_PROVIDER', ['auto', 'local', 'openai', 'none'] as const, 'auto'),
+      model: read.optional('EMBEDDING_MODEL') ?? null,
+      dimensions: read.optional('EMBEDDING_DIMENSIONS')
+        ? read.int('EMBEDDING_DIMENSIONS', 0, 1, 16_000)
+        : null,
+      modelsDir: read.string('MODELS_DIR', join(PROJECT_ROOT, '.cache', 'models')),
+      allowDownload: read.bool('EMBEDDING_ALLOW_DOWNLOAD', false),
+      openaiApiKey: read.optional('OPENAI_API_KEY') ?? null,
+      openaiBaseUrl: read.optional('OPENAI_BASE_URL')
+        ? read.url('OPENAI_BASE_URL', ['http:', 'https:'], '')
+        : null,
+      batchSize: read.int('EMBEDDING_BATCH_SIZE', 32, 1, 2048),
+    },
+    ingestion: {
+      concurrency: read.int('INGEST_CONCURRENCY', 2, 1, 64),
+      chunkTokens: read.int('CHUNK_TOKENS', 256, 16, 8192),
+      chunkOverlapTokens: read.int('CHUNK_OVERLAP_TOKENS', 32, 0, 1024),
+      staleAfterSeconds: read.int('INGEST_STALE_AFTER_SECONDS', 120, 5, 86_400),
+      maxRecoveries: read.int('INGEST_MAX_RECOVERIES', 3, 0, 100),
+    },
+    ocr: {
+      workers: read.int('OCR_WORKERS', 0, 0, 64),
+      maxPixels: read.int('OCR_MAX_PIXELS', 40_000_000, 1, 1_000_000_000),
+    },
   };
 
   if (read.problems.length > 0) throw new ConfigError(read.problems);

@@ -1,11 +1,7 @@
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import type { AppConfig } from 'src/config/app-config.js';
+import { type AppConfig, PROJECT_ROOT } from 'src/config/app-config.js';
 import { ENTITIES } from 'src/database/entities.js';
-
-/** The project root, from `src/database` (tests) or `dist/database` (built) alike. */
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
 export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');

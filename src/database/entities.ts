@@ -2,6 +2,14 @@ import { IdempotencyKeyEntity } from 'src/common/idempotency/idempotency-key.ent
 import { AccountEntity } from 'src/modules/auth/account.entity.js';
 import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
 import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import { DocumentEntity, DocumentSourceEntity } from 'src/modules/documents/document.entity.js';
 
 /** Every entity of the service; migrations own the schema, entities only map rows. */
-export const ENTITIES = [AccountEntity, ApiKeyEntity, DatasetEntity, IdempotencyKeyEntity];
+export const ENTITIES = [
+  AccountEntity,
+  ApiKeyEntity,
+  DatasetEntity,
+  DocumentEntity,
+  DocumentSourceEntity,
+  IdempotencyKeyEntity,
+];

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { createClient } from 'redis';
@@ -69,6 +70,9 @@ export async function startTestApp(
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
+    // Keyword-only unless a spec asks for a model: most specs do not need vectors.
+    EMBEDDING_PROVIDER: 'none',
+    MODELS_DIR: join(process.cwd(), '.cache', 'models'),
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     ...env,
     PORT: String(port),

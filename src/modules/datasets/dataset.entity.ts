@@ -25,6 +25,20 @@ export class DatasetEntity {
   @Column('integer', { name: 'document_count' })
   documentCount!: number;
 
+  /** Internal compact key of the dataset in the chunk and postings tables. */
+  @Column('bigint')
+  seq!: string;
+
+  /** PostgreSQL text search configuration for the keyword leg (stemming, stop words). */
+  @Column('text')
+  language!: string;
+
+  @Column('text', { name: 'embedding_model', nullable: true })
+  embeddingModel!: string | null;
+
+  @Column('integer', { name: 'embedding_dimensions', nullable: true })
+  embeddingDimensions!: number | null;
+
   @Column('timestamptz', { name: 'created_at' })
   createdAt!: Date;
 

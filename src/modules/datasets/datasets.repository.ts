@@ -117,6 +117,23 @@ export class DatasetsRepository {
     return tx.getRepository(DatasetEntity).findOneByOrFail(where);
   }
 
+  /** Keeps `document_count` exact: called in the transaction that adds or removes documents. */
+  async adjustDocumentCount(tx: Tx, datasetId: string, delta: number): Promise<void> {
+    await tx.query('UPDATE datasets SET document_count = document_count + $2 WHERE id = $1', [
+      datasetId,
+      delta,
+    ]);
+  }
+
+  /** BM25's N and total length, adjusted in the transaction that adds or removes chunks. */
+  async adjustChunkStats(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
+    if (chunks === 0 && totalLength === 0) return;
+    await tx.query(
+      `UPDATE datasets SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3 WHERE id = $1`,
+      [datasetId, chunks, totalLength],
+    );
+  }
+
   async delete(tx: Tx, dataset: DatasetEntity): Promise<void> {
     await tx.getRepository(DatasetEntity).delete({ id: dataset.id, accountId: dataset.accountId });
   }

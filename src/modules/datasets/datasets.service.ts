@@ -78,10 +78,10 @@ export class DatasetsService {
   }
 
   /**
-   * The caller's own dataset, locked. Another account's public dataset is visible, so changing it is
+   * The caller's own dataset, locked until the transaction ends (also for the documents it holds). Another account's public dataset is visible, so changing it is
    * 403; another account's private dataset is indistinguishable from a missing one.
    */
-  private async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string) {
+  async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string): Promise<DatasetEntity> {
     if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
     const dataset = await this.datasets.findReadableForUpdate(tx, datasetId, caller.accountId);
     if (!dataset) throw DatasetErrors.notFound(datasetId);

@@ -41,8 +41,12 @@ export class HealthController {
   })
   async ready(@Res({ passthrough: true }) response: Response) {
     const readiness = await this.health.readiness();
-    if (readiness.ready) return { status: 'ready', checks: readiness.checks };
+    if (readiness.ready) return { status: 'ready', checks: readiness.checks, search: readiness.search };
     response.status(503);
-    return { error: 'Not ready', code: 'not_ready', details: { checks: readiness.checks } };
+    return {
+      error: 'Not ready',
+      code: 'not_ready',
+      details: { checks: readiness.checks, search: readiness.search },
+    };
   }
 }

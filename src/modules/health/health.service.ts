@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
+import { EmbeddingService, type EmbeddingStatus } from 'src/modules/ingestion/embedding/embedding.service.js';
 
 export interface CheckResult {
   status: 'ok' | 'error';
@@ -12,6 +13,7 @@ export interface CheckResult {
 export interface Readiness {
   ready: boolean;
   checks: Record<string, CheckResult>;
+  search: EmbeddingStatus;
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -39,6 +41,7 @@ export class HealthService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly embedding: EmbeddingService,
   ) {}
 
   async readiness(): Promise<Readiness> {
@@ -46,6 +49,10 @@ export class HealthService {
       check('postgres', () => this.db.query('SELECT 1'), this.logger),
       check('redis', () => this.redis.ping(), this.logger),
     ]);
-    return { ready: postgres.status === 'ok' && redis.status === 'ok', checks: { postgres, redis } };
+    return {
+      ready: postgres.status === 'ok' && redis.status === 'ok',
+      checks: { postgres, redis },
+      search: this.embedding.status(),
+    };
   }
 }

@@ -1,0 +1,214 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import { Accepts } from 'src/common/http/content-type.interceptor.js';
+import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
+import { listEnvelope } from 'src/common/pagination/pagination.js';
+import { metadataIssue } from 'src/common/validation/metadata.js';
+import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
+import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
+import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
+import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
+import { DocumentsService } from 'src/modules/documents/documents.service.js';
+import {
+  DocumentListResponseDto,
+  DocumentResponseDto,
+  ListDocumentsQueryDto,
+  UploadFileFieldsDto,
+  UploadFileFormDto,
+  UploadTextDocumentDto,
+} from 'src/modules/documents/dto/document.dto.js';
+import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
+
+/** The list item: what the contract lists for each document. */
+export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto {
+  return {
+    document_id: document.id,
+    dataset_id: document.datasetId,
+    ...(document.filename !== null ? { filename: document.filename } : {}),
+    size_bytes: document.sizeBytes,
+    status: document.status,
+    ...(document.status === 'ready' ? { chunks_created: document.chunksCreated ?? 0 } : {}),
+    created_at: document.createdAt.toISOString(),
+    metadata: document.metadata,
+  };
+}
+
+/** The full document: processing facts, progress while processing, the error once failed. */
+export function toDocumentResponse(document: DocumentEntity): DocumentResponseDto {
+  return {
+    ...toDocumentSummary(document),
+    ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
+    ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
+    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
+    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
+  };
+}
+
+const validation = new AppValidationPipe();
+
+/** Multipart metadata arrives as a JSON string; it must hold a metadata object. */
+function parseMetadataField(value: string | undefined): Record<string, unknown> {
+  if (value === undefined || value.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw CommonErrors.invalidMetadata('must be a JSON-encoded object');
+  }
+  const issue = metadataIssue(parsed);
+  if (issue) throw CommonErrors.invalidMetadata(issue);
+  return parsed as Record<string, unknown>;
+}
+
+@ApiTags('documents')
+@ApiExtraModels(UploadTextDocumentDto, UploadFileFormDto)
+@Controller('v1/datasets/:dataset_id/documents')
+export class DocumentsController {
+  constructor(private readonly documents: DocumentsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @Auth({ scope: 'documents:write' })
+  @Accepts('application/json', 'multipart/form-data')
+  @Idempotent()
+  @UseInterceptors(UploadInterceptor)
+  @ApiOperation({
+    summary: 'Upload a document',
+    description:
+      'Send text as JSON (`content`, `metadata`) or a file as multipart/form-data (`file`, `metadata` as a JSON string). ' +
+      'The document is stored at once (status processing) and extracted, chunked, embedded and indexed in the background.',
+  })
+  @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiBody({
+    schema: {
+      oneOf: [{ $ref: getSchemaPath(UploadTextDocumentDto) }, { $ref: getSchemaPath(UploadFileFormDto) }],
+    },
+  })
+  @ApiCreatedResponse({ type: DocumentResponseDto })
+  @ApiErrors([400, 401, 403, 404, 413, 415, 422, 429], {
+    400: ['validation_error', 'invalid_metadata', 'invalid_idempotency_key'],
+    404: ['dataset_not_found'],
+    413: ['file_too_large', 'content_too_large', 'payload_too_large'],
+    415: ['unsupported_file_type', 'unsupported_media_type'],
+    422: ['document_limit_reached', 'idempotency_key_reused'],
+  })
+  async upload(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('dataset_id') datasetId: string,
+    @Req() request: Request,
+    @UploadedFile() file: { originalname: string; buffer: Buffer } | undefined,
+    @Body() body: unknown,
+  ): Promise<DocumentResponseDto> {
+    let upload;
+    if (request.is('multipart/form-data')) {
+      const fields = (await validation.transform(body, {
+        type: 'body',
+        metatype: UploadFileFieldsDto,
+      })) as UploadFileFieldsDto;
+      if (!file) throw DocumentErrors.fileRequired();
+      upload = await this.documents.fileUpload(
+        file.originalname,
+        file.buffer,
+        parseMetadataField(fields.metadata),
+      );
+    } else {
+      const text = (await validation.transform(body, {
+        type: 'body',
+        metatype: UploadTextDocumentDto,
+      })) as UploadTextDocumentDto;
+      if (text.content.trim() === '') {
+        throw CommonErrors.validation([{ field: 'content', issue: 'must not be empty' }]);
+      }
+      upload = this.documents.textUpload(text.content, text.metadata);
+    }
+    return toDocumentSummary(await this.documents.upload(caller, datasetId, upload));
+  }
+
+  @Get()
+  @PublicReadable({ scope: 'documents:read' })
+  @ApiOperation({ summary: 'List the documents of a dataset', description: 'Newest first.' })
+  @ApiOkResponse({ type: DocumentListResponseDto })
+  @ApiErrors([400, 401, 403, 404, 429], { 400: ['validation_error'], 404: ['dataset_not_found'] })
+  async list(
+    @CurrentPrincipal() caller: Principal,
+    @Param('dataset_id') datasetId: string,
+    @Query() query: ListDocumentsQueryDto,
+  ): Promise<DocumentListResponseDto> {
+    const page = await this.documents.list(caller, datasetId, query);
+    return listEnvelope('documents', { items: page.items.map(toDocumentSummary), total: page.total }, query);
+  }
+
+  @Get(':document_id')
+  @PublicReadable({ scope: 'documents:read' })
+  @ApiOperation({ summary: 'Get a document, with its processing state' })
+  @ApiOkResponse({ type: DocumentResponseDto })
+  @ApiErrors([401, 403, 404, 429], { 404: ['dataset_not_found', 'document_not_found'] })
+  async get(
+    @CurrentPrincipal() caller: Principal,
+    @Param('dataset_id') datasetId: string,
+    @Param('document_id') documentId: string,
+  ): Promise<DocumentResponseDto> {
+    return toDocumentResponse(await this.documents.get(caller, datasetId, documentId));
+  }
+
+  @Delete(':document_id')
+  @HttpCode(204)
+  @Auth({ scope: 'documents:write' })
+  @ApiOperation({ summary: 'Delete a document with its chunks and embeddings' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors([401, 403, 404, 429], { 404: ['dataset_not_found', 'document_not_found'] })
+  async delete(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('dataset_id') datasetId: string,
+    @Param('document_id') documentId: string,
+  ): Promise<void> {
+    await this.documents.delete(caller, datasetId, documentId);
+  }
+
+  @Post(':document_id/reprocess')
+  @HttpCode(200)
+  @Auth({ scope: 'documents:write' })
+  @ApiOperation({
+    summary: 'Process a document again',
+    description:
+      'Puts a ready or failed document back to processing and runs the whole pipeline again from its stored file.',
+  })
+  @ApiOkResponse({ type: DocumentResponseDto })
+  @ApiErrors([401, 403, 404, 409, 429], {
+    404: ['dataset_not_found', 'document_not_found'],
+    409: ['document_processing'],
+  })
+  async reprocess(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('dataset_id') datasetId: string,
+    @Param('document_id') documentId: string,
+  ): Promise<DocumentResponseDto> {
+    return toDocumentResponse(await this.documents.reprocess(caller, datasetId, documentId));
+  }
+}

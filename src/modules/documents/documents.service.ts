@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { DomainEvents } from 'src/common/events/domain-events.js';
+import { isId, newId } from 'src/common/ids/ids.js';
+import type { Page } from 'src/common/pagination/pagination.js';
+import { TransactionRunner } from 'src/database/transaction.js';
+import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
+import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
+import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
+import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
+import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
+import type { ListDocumentsQueryDto } from 'src/modules/documents/dto/document.dto.js';
+import { type DetectedType, detectFileType } from 'src/modules/ingestion/extraction/file-kinds.js';
+import { IngestionQueue } from 'src/modules/ingestion/ingestion.queue.js';
+
+export interface NewUpload {
+  /** Null for text sent as JSON. */
+  filename: string | null;
+  content: Buffer;
+  type: DetectedType;
+  metadata: Record<string, unknown>;
+}
+
+@Injectable()
+export class DocumentsService {
+  constructor(
+    private readonly documents: DocumentsRepository,
+    private readonly datasets: DatasetsService,
+    private readonly datasetsRepository: DatasetsRepository,
+    private readonly transactions: TransactionRunner,
+    private readonly queue: IngestionQueue,
+    private readonly events: DomainEvents,
+  ) {}
+
+  /** Text sent as JSON: checked for size here, indexed like a .txt file. */
+  textUpload(content: string, metadata: Record<string, unknown> = {}): NewUpload {
+    const characters = [...content].length;
+    if (characters > DOCUMENT_LIMITS.contentCharacters) throw DocumentErrors.contentTooLarge(characters);
+    return {
+      filename: null,
+      content: Buffer.from(content, 'utf8'),
+      type: { kind: 'text', mediaType: 'text/plain' },
+      metadata,
+    };
+  }
+
+  /** A file: its type decided from its content and its name (415 for anything unsupported). */
+  async fileUpload(
+    filename: string,
+    content: Buffer,
+    metadata: Record<string, unknown> = {},
+  ): Promise<NewUpload> {
+    const detection = await detectFileType(filename, content);
+    if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason);
+    return { filename, content, type: detection.type, metadata };
+  }
+
+  /**
+   * Stores the document and its bytes and counts it in its dataset, in one transaction under the
+   * dataset's lock (so the count stays exact and the 10,000 limit holds under concurrent uploads),
+   * then queues its processing.
+   */
+  async upload(caller: AccountPrincipal, datasetId: string, upload: NewUpload): Promise<DocumentEntity> {
+    const document = await this.transactions.run(async (tx) => {
+      const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
+      if (dataset.documentCount >= DOCUMENT_LIMITS.perDataset) throw DocumentErrors.limitReached();
+      const created = await this.documents.insert(
+        tx,
+        {
+          id: newId('doc'),
+          datasetId: dataset.id,
+          filename: upload.filename,
+          kind: upload.type.kind,
+          mediaType: upload.type.mediaType,
+          sizeBytes: upload.content.length,
+          metadata: upload.metadata,
+        },
+        upload.content,
+      );
+      await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, 1);
+      return created;
+    });
+    await this.queue.enqueue(document);
+    this.events.emit('document.uploaded', {
+      document_id: document.id,
+      dataset_id: document.datasetId,
+      filename: document.filename,
+      size_bytes: document.sizeBytes,
+      status: 'processing',
+      metadata: document.metadata,
+    });
+    return document;
+  }
+
+  async list(
+    caller: Principal,
+    datasetId: string,
+    query: ListDocumentsQueryDto,
+  ): Promise<Page<DocumentEntity>> {
+    const dataset = await this.datasets.get(caller, datasetId);
+    return this.documents.list(dataset.id, query.status, query.limit, query.offset);
+  }
+
+  async get(caller: Principal, datasetId: string, documentId: string): Promise<DocumentEntity> {
+    const dataset = await this.datasets.get(caller, datasetId);
+    const document = isId('doc', documentId) ? await this.documents.find(dataset.id, documentId) : null;
+    if (!document) throw DocumentErrors.notFound(documentId);
+    return document;
+  }
+
+  /**
+   * Deletes the document with its chunks and embeddings in one transaction, and takes it out of the
+   * dataset's counts. A job still running for it finds it gone and writes nothing.
+   */
+  async delete(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
+      const document = isId('doc', documentId)
+        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        : null;
+      if (!document) throw DocumentErrors.notFound(documentId);
+      const stats = await this.documents.chunkStats(tx, document.id);
+      await this.documents.delete(tx, document);
+      await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
+      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -stats.chunks, -stats.length);
+    });
+    this.events.emit('document.deleted', {
+      document_id: documentId,
+      dataset_id: datasetId,
+      deleted_by: caller.accountId,
+    });
+  }
+
+  /** Runs the pipeline again from the stored bytes, for a ready or failed document. */
+  async reprocess(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<DocumentEntity> {
+    const document = await this.transactions.run(async (tx) => {
+      const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
+      const current = isId('doc', documentId)
+        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        : null;
+      if (!current) throw DocumentErrors.notFound(documentId);
+      if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
+      return this.documents.restart(tx, current);
+    });
+    await this.queue.enqueue(document);
+    return document;
+  }
+}

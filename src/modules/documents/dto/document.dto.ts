@@ -1,0 +1,136 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
+import { PageQueryDto } from 'src/common/pagination/pagination.js';
+import { IsMetadata } from 'src/common/validation/metadata.js';
+import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
+
+const METADATA_DOC = {
+  type: 'object',
+  additionalProperties: true,
+  description:
+    'Custom metadata (at most 64 keys, 16 KB, 5 levels); conventional keys are title, category and tags (an array). ' +
+    'All of it is searchable and usable in filters.',
+  example: { title: 'Installation guide', category: 'guide', tags: ['setup', 'linux'] },
+} as const;
+
+/** `application/json` upload. */
+export class UploadTextDocumentDto {
+  @ApiProperty({
+    description: 'The text to index: 1 to 1,000,000 characters',
+    example: 'To install, run the installer.',
+  })
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  content!: string;
+
+  @ApiPropertyOptional(METADATA_DOC)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsMetadata()
+  metadata?: Record<string, unknown>;
+}
+
+/** The text fields of a `multipart/form-data` upload (the file itself is the `file` part). */
+export class UploadFileFieldsDto {
+  @ApiPropertyOptional({ description: 'A JSON-encoded metadata object', example: '{"category": "guide"}' })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString({ message: 'must be a string holding a JSON object' })
+  metadata?: string;
+}
+
+/** For the OpenAPI document only: the multipart form. */
+export class UploadFileFormDto {
+  @ApiProperty({
+    type: 'string',
+    format: 'binary',
+    description:
+      'The file, at most 10 MB: .txt .md .csv, .pdf .docx .pptx, .jpg .jpeg .png (OCR), code (.py .js .ts .java .go .rb .c ' +
+      '.h .cpp .cs .php .rs .kt .swift .sh .sql and similar), .json .xml .yaml .yml. The type is checked against the content.',
+  })
+  file!: unknown;
+
+  @ApiPropertyOptional({ description: 'A JSON-encoded metadata object', example: '{"category": "guide"}' })
+  metadata?: string;
+}
+
+export const DOCUMENT_STATUSES: DocumentStatus[] = ['processing', 'ready', 'failed'];
+
+export class ListDocumentsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: DOCUMENT_STATUSES })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsIn(DOCUMENT_STATUSES, { message: `must be one of ${DOCUMENT_STATUSES.join(', ')}` })
+  status?: DocumentStatus;
+}
+
+export class ProgressDto {
+  @ApiProperty({ enum: ['upload', 'extraction', 'chunking', 'embedding', 'indexing'], example: 'embedding' })
+  stage!: ProcessingStage;
+
+  @ApiProperty({ minimum: 0, maximum: 100, example: 60 })
+  percent!: number;
+}
+
+export class ProcessingErrorDto {
+  @ApiProperty({ example: 'invalid_pdf' })
+  code!: string;
+
+  @ApiProperty({ example: 'The PDF is encrypted or password-protected' })
+  message!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { reason: 'encrypted' } })
+  details!: Record<string, unknown>;
+}
+
+export class DocumentResponseDto {
+  @ApiProperty({ example: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x' })
+  document_id!: string;
+
+  @ApiProperty({ example: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp' })
+  dataset_id!: string;
+
+  @ApiPropertyOptional({ description: 'Original file name; present for file uploads', example: 'guide.pdf' })
+  filename?: string;
+
+  @ApiProperty({ example: 48213 })
+  size_bytes!: number;
+
+  @ApiProperty({ enum: DOCUMENT_STATUSES, example: 'processing' })
+  status!: DocumentStatus;
+
+  @ApiPropertyOptional({ description: 'Number of searchable chunks; when status is ready', example: 12 })
+  chunks_created?: number;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty(METADATA_DOC)
+  metadata!: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'Get-document only: time spent processing', example: 1830 })
+  processing_time_ms?: number;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Get-document only: when processing finished' })
+  processed_at?: string;
+
+  @ApiPropertyOptional({ type: ProgressDto, description: 'While processing: the current stage' })
+  progress?: ProgressDto;
+
+  @ApiPropertyOptional({ type: ProcessingErrorDto, description: 'When failed: why' })
+  error?: ProcessingErrorDto;
+}
+
+export class DocumentListResponseDto {
+  @ApiProperty({ type: [DocumentResponseDto] })
+  documents!: DocumentResponseDto[];
+
+  @ApiProperty({ example: 1 })
+  total!: number;
+
+  @ApiProperty({ example: 20 })
+  limit!: number;
+
+  @ApiProperty({ example: 0 })
+  offset!: number;
+
+  @ApiProperty({ example: false })
+  has_more!: boolean;
+}

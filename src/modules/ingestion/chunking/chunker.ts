@@ -1,0 +1,193 @@
+import type { ExtractedText, TextFormat } from 'src/modules/ingestion/extraction/extracted-text.js';
+
+/** Counts tokens the way the embedding model will. */
+export interface Tokenizer {
+  count(text: string): number;
+}
+
+/** For providers without a local tokenizer: about three characters a token, which over-counts English. */
+export const ESTIMATING_TOKENIZER: Tokenizer = { count: (text) => Math.ceil(text.length / 3) };
+
+export interface ChunkingOptions {
+  /** Target size of a chunk. */
+  maxTokens: number;
+  /** Tokens of the previous chunk repeated at the start of the next, so that no sentence loses its context. */
+  overlapTokens: number;
+}
+
+export interface Chunk {
+  content: string;
+  tokenCount: number;
+  /** Page or slide number, when the document has them. */
+  page?: number;
+  /** Offsets in the document's extracted text (its sections joined by a blank line). */
+  charStart: number;
+  charEnd: number;
+}
+
+/** A span of the full text that the chunker keeps whole when it can. */
+interface Unit {
+  start: number;
+  end: number;
+  tokens: number;
+  /** A heading or a top-level definition: a chunk should start here. */
+  boundary: boolean;
+}
+
+export const SECTION_SEPARATOR = '\n\n';
+
+const HEADING = /^#{1,6}\s/;
+const DEFINITION =
+  /^(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*(?:def|class|function|func|fn|interface|struct|impl|module|sub)\b/;
+const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/**
+ * Cuts a document's text into chunks of at most `maxTokens` tokens. It prefers the document's own
+ * structure: sections (pages, slides) are never mixed, headings and top-level code definitions start a
+ * chunk, paragraphs (records, for data files) are kept whole, then sentences; only a run with no break
+ * at all (a 400 KB base64 line) is cut by length. Each chunk records where it came from.
+ */
+export function chunkText(extracted: ExtractedText, tokenizer: Tokenizer, options: ChunkingOptions): Chunk[] {
+  const chunks: Chunk[] = [];
+  let offset = 0;
+  const full = extracted.sections.map((s) => s.text).join(SECTION_SEPARATOR);
+  for (const section of extracted.sections) {
+    const units = splitUnits(
+      full,
+      offset,
+      offset + section.text.length,
+      extracted.format,
+      tokenizer,
+      options.maxTokens,
+    );
+    for (const chunk of pack(full, units, tokenizer, options)) chunks.push({ ...chunk, page: section.page });
+    offset += section.text.length + SECTION_SEPARATOR.length;
+  }
+  return chunks;
+}
+
+function splitUnits(
+  text: string,
+  start: number,
+  end: number,
+  format: TextFormat,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): Unit[] {
+  const units: Unit[] = [];
+  const blocks =
+    format === 'records'
+      ? matches(text, start, end, /[^\n]+/g)
+      : matches(text, start, end, /\S[\s\S]*?(?=\n[ \t]*\n|$)/g);
+  for (const [blockStart, blockEnd] of blocks) {
+    const block = text.slice(blockStart, blockEnd);
+    const boundary =
+      format === 'markdown' ? HEADING.test(block) : format === 'code' ? DEFINITION.test(block) : false;
+    const tokens = tokenizer.count(block);
+    if (tokens <= maxTokens) {
+      units.push({ start: blockStart, end: blockEnd, tokens, boundary });
+      continue;
+    }
+    const pieces =
+      format === 'code' || format === 'records'
+        ? matches(text, blockStart, blockEnd, /[^\n]+/g)
+        : sentences(text, blockStart, blockEnd);
+    pieces.forEach(([pieceStart, pieceEnd], i) => {
+      for (const unit of splitByLength(text, pieceStart, pieceEnd, tokenizer, maxTokens)) {
+        units.push({ ...unit, boundary: boundary && i === 0 && unit.start === pieceStart });
+      }
+    });
+  }
+  return units;
+}
+
+/** Spans of `pattern` within text[start, end). */
+function matches(text: string, start: number, end: number, pattern: RegExp): [number, number][] {
+  const slice = text.slice(start, end);
+  return [...slice.matchAll(pattern)]
+    .map((m): [number, number] => [start + m.index, start + m.index + m[0].trimEnd().length])
+    .filter(([s, e]) => e > s);
+}
+
+function sentences(text: string, start: number, end: number): [number, number][] {
+  const slice = text.slice(start, end);
+  return [...sentenceSegmenter.segment(slice)]
+    .map((s): [number, number] => [start + s.index, start + s.index + s.segment.trimEnd().length])
+    .filter(([s, e]) => e > s);
+}
+
+/** Cuts a span that has no usable break into pieces that fit, preferring to cut at white space. */
+function splitByLength(
+  text: string,
+  start: number,
+  end: number,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): Omit<Unit, 'boundary'>[] {
+  const tokens = tokenizer.count(text.slice(start, end));
+  if (tokens <= maxTokens) return [{ start, end, tokens }];
+  const pieces: Omit<Unit, 'boundary'>[] = [];
+  // Aim a little under the limit, from the span's own characters-per-token ratio.
+  let width = Math.max(1, Math.floor(((end - start) * maxTokens * 0.9) / tokens));
+  let position = start;
+  while (position < end) {
+    let cut = Math.min(end, position + width);
+    if (cut < end) {
+      const space = text.lastIndexOf(' ', cut);
+      if (space > position + width / 2) cut = space;
+    }
+    const count = tokenizer.count(text.slice(position, cut));
+    if (count > maxTokens && cut - position > 1) {
+      width = Math.max(1, Math.floor(width * 0.7));
+      continue;
+    }
+    pieces.push({ start: position, end: cut, tokens: count });
+    position = cut;
+    while (position < end && /\s/.test(text[position])) position++;
+  }
+  return pieces;
+}
+
+/** Greedy packing of units into chunks, repeating the last units of a chunk at the start of the next. */
+function pack(
+  text: string,
+  units: Unit[],
+  tokenizer: Tokenizer,
+  options: ChunkingOptions,
+): Omit<Chunk, 'page'>[] {
+  const chunks: Omit<Chunk, 'page'>[] = [];
+  let current: Unit[] = [];
+  let tokens = 0;
+
+  const emit = () => {
+    const start = current[0].start;
+    const end = current[current.length - 1].end;
+    const content = text.slice(start, end);
+    chunks.push({ content, tokenCount: tokenizer.count(content), charStart: start, charEnd: end });
+  };
+
+  for (const unit of units) {
+    const separatorTokens = current.length > 0 ? 1 : 0;
+    if (current.length > 0 && (unit.boundary || tokens + separatorTokens + unit.tokens > options.maxTokens)) {
+      emit();
+      current = unit.boundary ? [] : overlap(current, options.overlapTokens, options.maxTokens - unit.tokens);
+      tokens = current.reduce((sum, u) => sum + u.tokens + 1, 0);
+    }
+    current.push(unit);
+    tokens += unit.tokens + (current.length > 1 ? 1 : 0);
+  }
+  if (current.length > 0) emit();
+  return chunks;
+}
+
+/** The trailing units of a chunk that fit in the overlap budget (and leave room for what follows). */
+function overlap(units: Unit[], overlapTokens: number, room: number): Unit[] {
+  const kept: Unit[] = [];
+  let tokens = 0;
+  for (let i = units.length - 1; i > 0; i--) {
+    if (tokens + units[i].tokens > Math.min(overlapTokens, room)) break;
+    kept.unshift(units[i]);
+    tokens += units[i].tokens + 1;
+  }
+  return kept;
+}

@@ -1,0 +1,111 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { ESTIMATING_TOKENIZER, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
+import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
+import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
+
+export interface EmbeddingStatus {
+  mode: 'hybrid' | 'keyword_only';
+  provider: 'local' | 'openai' | null;
+  model: string | null;
+  dimensions: number | null;
+  /** Why there is no provider, when there is none. */
+  reason?: string;
+}
+
+/**
+ * Chooses the embedding provider once, at start-up. `openai` and `local` must work or the process does
+ * not start; `none` is keyword-only; `auto` takes OpenAI when a key is set, else the local model when it
+ * loads, else runs keyword-only and says so loudly (in the log and in /ready). Never a silent fallback
+ * from a provider that was asked for.
+ */
+@Injectable()
+export class EmbeddingService implements OnModuleInit {
+  private provider: EmbeddingProvider | null = null;
+  private reason = '';
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const options = this.config.embedding;
+    switch (options.provider) {
+      case 'none':
+        this.reason = 'EMBEDDING_PROVIDER=none';
+        break;
+      case 'openai':
+        this.provider = await this.openai();
+        break;
+      case 'local':
+        this.provider = await this.local();
+        break;
+      case 'auto':
+        if (options.openaiApiKey) {
+          this.provider = await this.openai();
+          break;
+        }
+        try {
+          this.provider = await this.local();
+        } catch (error) {
+          this.reason = `no OPENAI_API_KEY, and the local model could not be loaded: ${(error as Error).message}`;
+          this.logger.warn(
+            { reason: this.reason },
+            'NO EMBEDDING PROVIDER: search runs keyword-only (BM25). Set OPENAI_API_KEY or put a model in MODELS_DIR.',
+          );
+        }
+        break;
+    }
+    if (this.provider) {
+      const { name, model, dimensions } = this.provider;
+      this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
+    }
+  }
+
+  /** The provider, or null when running keyword-only. */
+  current(): EmbeddingProvider | null {
+    return this.provider;
+  }
+
+  /** How chunks are sized: the model's own tokenizer when it is local, an estimate otherwise. */
+  tokenizer(): Tokenizer {
+    return this.provider?.tokenizer ?? ESTIMATING_TOKENIZER;
+  }
+
+  /** The largest chunk the model takes whole (with a margin for special tokens). */
+  maxChunkTokens(): number {
+    const limit = this.provider ? this.provider.maxTokens - 2 : Number.MAX_SAFE_INTEGER;
+    return Math.min(this.config.ingestion.chunkTokens, limit);
+  }
+
+  status(): EmbeddingStatus {
+    if (!this.provider)
+      return { mode: 'keyword_only', provider: null, model: null, dimensions: null, reason: this.reason };
+    return {
+      mode: 'hybrid',
+      provider: this.provider.name,
+      model: this.provider.model,
+      dimensions: this.provider.dimensions,
+    };
+  }
+
+  private openai(): Promise<OpenAIEmbeddingProvider> {
+    const { openaiApiKey, openaiBaseUrl, model, dimensions } = this.config.embedding;
+    if (!openaiApiKey) throw new Error('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
+    return OpenAIEmbeddingProvider.create({
+      apiKey: openaiApiKey,
+      baseUrl: openaiBaseUrl,
+      model,
+      dimensions,
+    });
+  }
+
+  private local(): Promise<LocalEmbeddingProvider> {
+    const { model, modelsDir, allowDownload, batchSize } = this.config.embedding;
+    return LocalEmbeddingProvider.create({ model, modelsDir, allowDownload, batchSize });
+  }
+}

@@ -1,0 +1,65 @@
+import OpenAI from 'openai';
+import { ESTIMATING_TOKENIZER } from 'src/modules/ingestion/chunking/chunker.js';
+import { type EmbeddingProvider, l2Normalise } from 'src/modules/ingestion/embedding/embedding-provider.js';
+
+export const DEFAULT_OPENAI_MODEL = 'text-embedding-3-small';
+/** The input limit of OpenAI's embedding models. */
+const OPENAI_MAX_TOKENS = 8191;
+/** OpenAI accepts up to 2,048 inputs a request; smaller batches keep each request short. */
+const OPENAI_BATCH = 128;
+
+/**
+ * Any OpenAI-compatible embeddings endpoint (`POST {base}/embeddings`), through the official SDK.
+ * The dimension is learned from one probe at start-up, which also proves the endpoint answers.
+ */
+export class OpenAIEmbeddingProvider implements EmbeddingProvider {
+  readonly name = 'openai';
+  readonly maxTokens = OPENAI_MAX_TOKENS;
+  readonly tokenizer = ESTIMATING_TOKENIZER;
+
+  private constructor(
+    private readonly client: OpenAI,
+    readonly model: string,
+    readonly dimensions: number,
+    private readonly requestedDimensions: number | null,
+  ) {}
+
+  static async create(options: {
+    apiKey: string;
+    baseUrl: string | null;
+    model: string | null;
+    dimensions: number | null;
+  }): Promise<OpenAIEmbeddingProvider> {
+    const client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl ?? undefined,
+      maxRetries: 2,
+      timeout: 30_000,
+    });
+    const model = options.model ?? DEFAULT_OPENAI_MODEL;
+    const probe = new OpenAIEmbeddingProvider(client, model, 0, options.dimensions);
+    const [vector] = await probe.request(['dimension probe']);
+    return new OpenAIEmbeddingProvider(client, model, vector.length, options.dimensions);
+  }
+
+  async embedPassages(texts: string[]): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let i = 0; i < texts.length; i += OPENAI_BATCH)
+      vectors.push(...(await this.request(texts.slice(i, i + OPENAI_BATCH))));
+    return vectors;
+  }
+
+  async embedQuery(text: string): Promise<number[]> {
+    return (await this.request([text]))[0];
+  }
+
+  private async request(input: string[]): Promise<number[][]> {
+    const response = await this.client.embeddings.create({
+      model: this.model,
+      input,
+      encoding_format: 'float',
+      ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}),
+    });
+    return [...response.data].sort((a, b) => a.index - b.index).map((item) => l2Normalise(item.embedding));
+  }
+}

@@ -1,0 +1,69 @@
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import sharp from 'sharp';
+import { createScheduler, createWorker, OEM, type Scheduler } from 'tesseract.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
+
+/** English traineddata shipped in an npm package: nothing is downloaded at run time. */
+const ENGLISH = createRequire(import.meta.url)('@tesseract.js-data/eng') as {
+  langPath: string;
+  gzip: boolean;
+};
+
+/**
+ * Text from images with tesseract.js. A pool of workers (one per core by default) is started on first
+ * use and shared by every job of the process; images over the pixel limit are refused before decoding.
+ */
+@Injectable()
+export class OcrService implements OnApplicationShutdown {
+  private scheduler?: Promise<Scheduler>;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  async extract(bytes: Buffer): Promise<ExtractedText> {
+    let pixels: number;
+    try {
+      const { width = 0, height = 0 } = await sharp(bytes).metadata();
+      pixels = width * height;
+    } catch (error) {
+      throw IngestionErrors.invalidDocument('image', (error as Error).message);
+    }
+    if (pixels > this.config.ocr.maxPixels)
+      throw IngestionErrors.imageTooLarge(pixels, this.config.ocr.maxPixels);
+    try {
+      const scheduler = await this.pool();
+      const { data } = await scheduler.addJob('recognize', bytes);
+      return { format: 'prose', sections: [{ text: data.text, page: 1 }] };
+    } catch (error) {
+      throw IngestionErrors.ocrFailed(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private pool(): Promise<Scheduler> {
+    this.scheduler ??= (async () => {
+      const scheduler = createScheduler();
+      const size = this.config.ocr.workers || availableParallelism();
+      const workers = await Promise.all(
+        Array.from({ length: size }, () =>
+          createWorker('eng', OEM.LSTM_ONLY, {
+            langPath: ENGLISH.langPath,
+            gzip: ENGLISH.gzip,
+            cacheMethod: 'none',
+            // Without a handler, a worker's error is rethrown asynchronously and kills the process.
+            errorHandler: () => undefined,
+          }),
+        ),
+      );
+      workers.forEach((worker) => scheduler.addWorker(worker));
+      return scheduler;
+    })();
+    return this.scheduler;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.scheduler) await (await this.scheduler).terminate();
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Turns the bytes of a text file into a string. The byte order mark decides (UTF-8, UTF-16 LE/BE);
+ * without one, strict UTF-8; UTF-16 without a BOM is recognised by its zero bytes; anything else is
+ * read as Windows-1252 (a superset of Latin-1), which never fails and is what such files usually are.
+ */
+export function decodeText(bytes: Buffer): { text: string; encoding: string } {
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return { text: new TextDecoder('utf-8').decode(bytes.subarray(3)), encoding: 'utf-8' };
+  }
+  if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) {
+    return { text: new TextDecoder('utf-16le').decode(bytes.subarray(2)), encoding: 'utf-16le' };
+  }
+  if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) {
+    return { text: new TextDecoder('utf-16be').decode(bytes.subarray(2)), encoding: 'utf-16be' };
+  }
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    const utf16 = utf16WithoutBom(bytes);
+    if (utf16) return { text: new TextDecoder(utf16).decode(bytes), encoding: utf16 };
+    return { text, encoding: 'utf-8' };
+  } catch {
+    const utf16 = utf16WithoutBom(bytes);
+    if (utf16) return { text: new TextDecoder(utf16).decode(bytes), encoding: utf16 };
+    return { text: new TextDecoder('windows-1252').decode(bytes), encoding: 'windows-1252' };
+  }
+}
+
+/** ASCII-heavy UTF-16 has a zero in every other byte: at even offsets for BE, odd ones for LE. */
+function utf16WithoutBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | null {
+  const sample = bytes.subarray(0, Math.min(bytes.length, 4096) & ~1);
+  if (sample.length < 4) return null;
+  let evenZeros = 0;
+  let oddZeros = 0;
+  for (let i = 0; i < sample.length; i += 2) {
+    if (sample[i] === 0) evenZeros++;
+    if (sample[i + 1] === 0) oddZeros++;
+  }
+  const pairs = sample.length / 2;
+  if (oddZeros > pairs * 0.4 && evenZeros < pairs * 0.05) return 'utf-16le';
+  if (evenZeros > pairs * 0.4 && oddZeros < pairs * 0.05) return 'utf-16be';
+  return null;
+}
+
+/** Control characters other than tab and line breaks carry no text and upset tokenizers. */
+export function stripControlCharacters(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
+}

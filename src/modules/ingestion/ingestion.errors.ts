@@ -1,0 +1,67 @@
+import { AppError } from 'src/common/errors/app-error.js';
+
+/** Codes a document can fail with; they appear in the document's `error` and in the failure event. */
+export type ProcessingErrorCode =
+  | 'invalid_pdf'
+  | 'invalid_document'
+  | 'no_text_extracted'
+  | 'ocr_failed'
+  | 'image_too_large'
+  | 'processing_error';
+
+/**
+ * A failure that retrying cannot fix (a corrupt or encrypted file, no text): the document fails at
+ * once with this code. Anything else thrown in the pipeline is treated as transient and retried.
+ */
+export class PermanentProcessingError extends Error {
+  constructor(
+    readonly code: ProcessingErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'PermanentProcessingError';
+  }
+}
+
+export const IngestionErrors = {
+  invalidPdf: (reason: string) =>
+    new PermanentProcessingError('invalid_pdf', `The PDF cannot be read: ${reason}`, { reason }),
+  encryptedPdf: () =>
+    new PermanentProcessingError('invalid_pdf', 'The PDF is encrypted or password-protected', {
+      reason: 'encrypted',
+    }),
+  invalidDocument: (kind: string, reason: string) =>
+    new PermanentProcessingError('invalid_document', `The ${kind} file cannot be read: ${reason}`, {
+      kind,
+      reason,
+    }),
+  noText: (kind: string) =>
+    new PermanentProcessingError('no_text_extracted', `No text could be extracted from this ${kind} file`, {
+      kind,
+    }),
+  ocrFailed: (reason: string) =>
+    new PermanentProcessingError('ocr_failed', `Text recognition failed: ${reason}`, { reason }),
+  imageTooLarge: (pixels: number, limit: number) =>
+    new PermanentProcessingError(
+      'image_too_large',
+      `The image has ${pixels} pixels; at most ${limit} are processed`,
+      {
+        pixels,
+        limit_pixels: limit,
+      },
+    ),
+};
+
+/** Errors of the embedding configuration, raised at boot or on use, never silently ignored. */
+export const EmbeddingErrors = {
+  unavailable: (provider: string, reason: string) =>
+    new AppError(
+      503,
+      'embedding_unavailable',
+      `The ${provider} embedding provider is unavailable: ${reason}`,
+      {
+        provider,
+      },
+    ),
+};

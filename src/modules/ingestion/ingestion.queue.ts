@@ -1,0 +1,88 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Queue } from 'bull';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
+
+export enum QueueName {
+  Ingestion = 'ingestion',
+}
+
+export enum JobName {
+  ProcessDocument = 'process-document',
+}
+
+export interface ProcessDocumentJob {
+  documentId: string;
+  /** The run this job belongs to (see DocumentEntity.generation). */
+  generation: number;
+}
+
+/**
+ * Transient failures (database or model busy, Redis blips) are retried with exponential backoff:
+ * 2 s, 4 s, 8 s, 16 s. Permanent ones (a corrupt file) never reach Bull's retry: the pipeline marks
+ * the document failed and the job completes.
+ */
+export const PROCESS_DOCUMENT_RETRY = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2_000 },
+} as const;
+
+/** How long an upload waits for Redis to accept the job before leaving it to the recovery sweep. */
+const ENQUEUE_TIMEOUT_MS = 3_000;
+
+/** One job id per run and restart, so that Bull never drops a job as a duplicate of an older one. */
+export function processDocumentJobId(documentId: string, generation: number, recoveries: number): string {
+  return `${documentId}.${generation}.${recoveries}`;
+}
+
+@Injectable()
+export class IngestionQueue {
+  constructor(
+    @InjectQueue(QueueName.Ingestion) private readonly queue: Queue<ProcessDocumentJob>,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Queues a document's processing. A failure is logged, not thrown: the document is already stored
+   * as processing, and the recovery sweep queues it again once Redis is back.
+   */
+  async enqueue(document: { id: string; generation: number; recoveries: number }): Promise<boolean> {
+    const jobId = processDocumentJobId(document.id, document.generation, document.recoveries);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.queue.add(
+          JobName.ProcessDocument,
+          { documentId: document.id, generation: document.generation },
+          { ...PROCESS_DOCUMENT_RETRY, jobId, removeOnComplete: true, removeOnFail: true },
+        ),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer from Redis in ${ENQUEUE_TIMEOUT_MS} ms`)),
+            ENQUEUE_TIMEOUT_MS,
+          );
+        }),
+      ]);
+      return true;
+    } catch (err) {
+      this.logger.warn(
+        { err, document_id: document.id },
+        'could not queue document; the recovery sweep will',
+      );
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether a job for this run is waiting, delayed or running. */
+  async hasLiveJob(document: { id: string; generation: number; recoveries: number }): Promise<boolean> {
+    const job = await this.queue.getJob(
+      processDocumentJobId(document.id, document.generation, document.recoveries),
+    );
+    if (!job) return false;
+    const state = await job.getState();
+    return state === 'waiting' || state === 'delayed' || state === 'active' || state === 'paused';
+  }
+}

@@ -1,0 +1,226 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { toSql } from 'pgvector';
+import { DataSource } from 'typeorm';
+import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import { newId } from 'src/common/ids/ids.js';
+import type { Tx } from 'src/database/transaction.js';
+import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
+import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
+
+/** Identifies one run of the pipeline for one document. */
+export interface Run {
+  documentId: string;
+  generation: number;
+}
+
+export interface StaleRun {
+  id: string;
+  datasetId: string;
+  generation: number;
+  recoveries: number;
+}
+
+const STILL_RUNNING = `id = $1 AND generation = $2 AND status = 'processing'`;
+
+@Injectable()
+export class IngestionRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The document and its dataset, if this run is still the current one and still processing. */
+  async loadRun(
+    run: Run,
+  ): Promise<{ document: DocumentEntity; dataset: DatasetEntity; content: Buffer } | null> {
+    const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
+      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.processing_started_at AS "processingStartedAt",
+              s.content
+         FROM documents d JOIN document_sources s ON s.document_id = d.id
+        WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
+      [run.documentId, run.generation],
+    );
+    if (!row) return null;
+    const dataset = await this.db.getRepository(DatasetEntity).findOneByOrFail({ id: row.datasetId });
+    return { document: row, dataset, content: row.content };
+  }
+
+  /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */
+  async setProgress(run: Run, stage: ProcessingStage, percent: number): Promise<void> {
+    await this.db.query(`UPDATE documents SET progress = $3, heartbeat_at = now() WHERE ${STILL_RUNNING}`, [
+      run.documentId,
+      run.generation,
+      { stage, percent: Math.round(percent) },
+    ]);
+  }
+
+  /**
+   * Writes a run's chunks, vectors and BM25 postings and marks the document ready, in one transaction.
+   * The dataset row is locked first (the order every writer of a dataset follows, so they cannot
+   * deadlock), then the document: if it was deleted or restarted meanwhile, nothing is written.
+   * Chunks of an earlier run are replaced, and the dataset's BM25 statistics adjusted by the difference.
+   * Returns false when the run was no longer current.
+   */
+  async index(
+    run: Run,
+    datasetId: string,
+    chunks: Chunk[],
+    embeddings: { model: string; dimensions: number; vectors: number[][] } | null,
+    processingTimeMs: number,
+  ): Promise<boolean> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
+      const [dataset] = await tx.query<
+        {
+          seq: string;
+          language: string;
+          embedding_model: string | null;
+          embedding_dimensions: number | null;
+        }[]
+      >(
+        `SELECT seq, language::text AS language, embedding_model, embedding_dimensions
+           FROM datasets WHERE id = $1 FOR NO KEY UPDATE`,
+        [datasetId],
+      );
+      if (!dataset) return false;
+      const [current] = await tx.query<unknown[]>(
+        `SELECT 1 FROM documents WHERE ${STILL_RUNNING} FOR UPDATE`,
+        [run.documentId, run.generation],
+      );
+      if (!current) return false;
+
+      const previous = await this.removeChunks(tx, run.documentId);
+      const vectors = embeddings && this.acceptsEmbeddings(dataset, embeddings) ? embeddings.vectors : null;
+      if (vectors && embeddings && dataset.embedding_model === null) {
+        await tx.query(`UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1`, [
+          datasetId,
+          embeddings.model,
+          embeddings.dimensions,
+        ]);
+      }
+      const totalLength = await this.insertChunks(
+        tx,
+        run.documentId,
+        dataset.seq,
+        dataset.language,
+        chunks,
+        vectors,
+      );
+      await tx.query(
+        `UPDATE datasets SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3 WHERE id = $1`,
+        [datasetId, chunks.length - previous.chunks, totalLength - previous.length],
+      );
+      await tx.query(
+        `UPDATE documents
+            SET status = 'ready', chunks_created = $3, processing_time_ms = $4, processed_at = now(),
+                progress = NULL, error = NULL
+          WHERE ${STILL_RUNNING}`,
+        [run.documentId, run.generation, chunks.length, processingTimeMs],
+      );
+      return true;
+    });
+  }
+
+  /** A dataset keeps the vectors of one model: a document embedded by another is indexed keyword-only. */
+  private acceptsEmbeddings(
+    dataset: { embedding_model: string | null; embedding_dimensions: number | null },
+    embeddings: { model: string; dimensions: number },
+  ): boolean {
+    if (dataset.embedding_model === null) return true;
+    return (
+      dataset.embedding_model === embeddings.model && dataset.embedding_dimensions === embeddings.dimensions
+    );
+  }
+
+  private async removeChunks(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
+    const [removed] = await tx.query<{ chunks: number; length: number }[]>(
+      `WITH gone AS (DELETE FROM chunks WHERE document_id = $1 RETURNING length)
+       SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::float8 AS length FROM gone`,
+      [documentId],
+    );
+    return removed;
+  }
+
+  /**
+   * Inserts the chunks and their postings in two statements. The dataset's text search configuration
+   * turns each chunk into lexemes (stemmed, stop words dropped); a lexeme's tf is its number of
+   * positions, and a chunk's BM25 length the sum of its tfs. Returns the total length added.
+   */
+  private async insertChunks(
+    tx: Tx,
+    documentId: string,
+    datasetSeq: string,
+    language: string,
+    chunks: Chunk[],
+    vectors: number[][] | null,
+  ): Promise<number> {
+    if (chunks.length === 0) return 0;
+    const [result] = await tx.query<{ total: number }[]>(
+      `WITH input AS (
+         SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+                  AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding)
+       ), analysed AS (
+         SELECT input.*, to_tsvector($11::regconfig, input.content) AS lexemes FROM input
+       ), inserted AS (
+         INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
+                             length, embedding)
+         SELECT a.id, $1, $2, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
+                coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
+                a.embedding::vector
+           FROM analysed a
+         RETURNING seq, id, length
+       ), postings AS (
+         INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf)
+         SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1)
+           FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
+       )
+       SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`,
+      [
+        documentId,
+        datasetSeq,
+        chunks.map(() => newId('chk')),
+        chunks.map((_, i) => i),
+        chunks.map((c) => c.content),
+        chunks.map((c) => c.tokenCount),
+        chunks.map((c) => c.page ?? null),
+        chunks.map((c) => c.charStart),
+        chunks.map((c) => c.charEnd),
+        chunks.map((_, i) => (vectors ? (toSql(vectors[i]) as string) : null)),
+        language,
+      ],
+    );
+    return result.total;
+  }
+
+  /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
+  async fail(run: Run, error: ProcessingErrorPayload, processingTimeMs: number): Promise<string | null> {
+    const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
+      `UPDATE documents
+          SET status = 'failed', error = $3, processing_time_ms = $4, processed_at = now(), progress = NULL
+        WHERE ${STILL_RUNNING}
+        RETURNING dataset_id`,
+      [run.documentId, run.generation, error, processingTimeMs],
+    );
+    return rows[0]?.dataset_id ?? null;
+  }
+
+  /** Processing documents whose run has not reported for `seconds`. */
+  staleRuns(seconds: number, limit: number): Promise<StaleRun[]> {
+    return this.db.query<StaleRun[]>(
+      `SELECT id, dataset_id AS "datasetId", generation, recoveries
+         FROM documents
+        WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => $1)
+        ORDER BY heartbeat_at
+        LIMIT $2`,
+      [seconds, limit],
+    );
+  }
+
+  /** Counts a restart of a run whose worker died; false if the run moved on meanwhile. */
+  async recordRecovery(run: Run, recoveries: number): Promise<boolean> {
+    const [, affected] = await this.db.query<[unknown, number]>(
+      `UPDATE documents SET recoveries = $3 + 1, heartbeat_at = now()
+        WHERE ${STILL_RUNNING} AND recoveries = $3`,
+      [run.documentId, run.generation, recoveries],
+    );
+    return affected > 0;
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { DomainEvents, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
+import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { hasText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
+import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
+import { IngestionRepository, type Run } from 'src/modules/ingestion/ingestion.repository.js';
+
+/** Share of the progress bar at which each stage starts. */
+const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 } as const;
+
+/**
+ * The ingestion pipeline, top to bottom: extract → chunk → embed → index. A permanent failure (a
+ * corrupt file, no text) marks the document failed with its code and ends the run; anything else is
+ * thrown, for Bull to retry with backoff. A run that is no longer current (the document was deleted or
+ * reprocessed meanwhile) stops without writing anything.
+ */
+@Injectable()
+export class IngestionService {
+  constructor(
+    private readonly repository: IngestionRepository,
+    private readonly extraction: ExtractionService,
+    private readonly embedding: EmbeddingService,
+    private readonly events: DomainEvents,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async process(run: Run): Promise<void> {
+    const loaded = await this.repository.loadRun(run);
+    if (!loaded) return;
+    const { document, dataset, content } = loaded;
+    const started = document.processingStartedAt.getTime();
+    try {
+      await this.repository.setProgress(run, 'extraction', STAGE_START.extraction);
+      const extracted = await this.extraction.extract(document.kind, content);
+      if (!hasText(extracted)) throw IngestionErrors.noText(document.kind);
+
+      await this.repository.setProgress(run, 'chunking', STAGE_START.chunking);
+      const chunks = chunkText(extracted, this.embedding.tokenizer(), {
+        maxTokens: this.embedding.maxChunkTokens(),
+        overlapTokens: this.config.ingestion.chunkOverlapTokens,
+      });
+      if (chunks.length === 0) throw IngestionErrors.noText(document.kind);
+
+      const provider = this.embedding.current();
+      let embeddings = null;
+      if (provider) {
+        await this.repository.setProgress(run, 'embedding', STAGE_START.embedding);
+        const vectors = await provider.embedPassages(chunks.map((chunk) => chunk.content));
+        embeddings = { model: provider.model, dimensions: provider.dimensions, vectors };
+      }
+
+      await this.repository.setProgress(run, 'indexing', STAGE_START.indexing);
+      const elapsed = Date.now() - started;
+      if (!(await this.repository.index(run, dataset.id, chunks, embeddings, elapsed))) return;
+      this.events.emit('document.processed', {
+        document_id: document.id,
+        dataset_id: dataset.id,
+        chunks_created: chunks.length,
+        processing_time_ms: elapsed,
+        status: 'ready',
+        embedding_model: embeddings?.model ?? null,
+      });
+    } catch (error) {
+      if (!(error instanceof PermanentProcessingError)) throw error;
+      await this.fail(run, { code: error.code, message: error.message, details: error.details }, started);
+    }
+  }
+
+  /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
+  async fail(run: Run, error: ProcessingErrorPayload, startedAt?: number): Promise<void> {
+    const elapsed = startedAt ? Date.now() - startedAt : 0;
+    const datasetId = await this.repository.fail(run, error, elapsed);
+    if (!datasetId) return;
+    this.logger.info({ document_id: run.documentId, code: error.code }, 'document processing failed');
+    this.events.emit('document.processing_failed', {
+      document_id: run.documentId,
+      dataset_id: datasetId,
+      error,
+    });
+  }
+}
