@@ -64,7 +64,7 @@ export function extractXml(text: string): ExtractedText {
 export function extractCsv(text: string): ExtractedText {
   let rows: string[][];
   try {
-    rows = parseCsv<string[]>(text, {
+    rows = parseCsv(text, {
       relax_column_count: true,
       relax_quotes: true,
       skip_empty_lines: true,
