@@ -19,7 +19,7 @@ export class IngestionModule {
   static forRoot(role: Role): DynamicModule {
     const processing = role !== 'api';
     const workerProviders: Provider[] = processing
-      ? [IngestionProcessor, IngestionRecoveryService, ExtractionService, OcrService]
+      ? [IngestionService, IngestionProcessor, IngestionRecoveryService, ExtractionService, OcrService]
       : [];
     return {
       module: IngestionModule,
@@ -35,13 +35,7 @@ export class IngestionModule {
         }),
         BullModule.registerQueue({ name: QueueName.Ingestion }),
       ],
-      providers: [
-        IngestionQueue,
-        IngestionRepository,
-        IngestionService,
-        EmbeddingService,
-        ...workerProviders,
-      ],
+      providers: [IngestionQueue, IngestionRepository, EmbeddingService, ...workerProviders],
       exports: [IngestionQueue, EmbeddingService],
     };
   }

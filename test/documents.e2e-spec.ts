@@ -1,0 +1,357 @@
+import { readFile } from 'node:fs/promises';
+import { createDataset, waitForDocument } from './utils/documents.js';
+import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+
+const FIXTURES = '../shared/fixtures';
+
+describe('Documents API', () => {
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+  });
+  afterAll(() => t.close());
+
+  const documents = (id = datasetId) => `/v1/datasets/${id}/documents`;
+  const uploadText = (content: unknown, metadata?: object, id = datasetId) =>
+    t.http
+      .post(documents(id))
+      .set(bearer(key))
+      .send({ content, ...(metadata ? { metadata } : {}) });
+
+  const datasetCounts = async (id = datasetId) => {
+    const { rows } = await t.sql.query(
+      `SELECT document_count, chunk_count::int, total_chunk_length::int,
+              (SELECT count(*)::int FROM documents WHERE dataset_id = $1) AS documents,
+              (SELECT count(*)::int FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1) AS chunks,
+              (SELECT coalesce(sum(c.length), 0)::int FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1) AS length
+         FROM datasets WHERE id = $1`,
+      [id],
+    );
+    return rows[0] as Record<string, number>;
+  };
+
+  it('accepts text as JSON: 201 in processing, then ready with its chunks', async () => {
+    const response = await uploadText('Hamburgers are delicious. I love fuzzy blankets.', {
+      category: 'food',
+    }).expect(201);
+    expect(response.body).toEqual({
+      document_id: expect.stringMatching(/^doc_[0-9A-Za-z]{22}$/),
+      dataset_id: datasetId,
+      size_bytes: 48,
+      status: 'processing',
+      created_at: expect.any(String),
+      metadata: { category: 'food' },
+    });
+    const done = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+    expect(done).toMatchObject({
+      status: 'ready',
+      chunks_created: 1,
+      processing_time_ms: expect.any(Number),
+    });
+    expect(Date.parse(done.processed_at as string)).toBeGreaterThanOrEqual(
+      Date.parse(response.body.created_at),
+    );
+    expect(done).not.toHaveProperty('progress');
+  });
+
+  it('accepts a file as multipart with JSON metadata, and keeps the original file name', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', await readFile(`${FIXTURES}/txt/fake-text.txt`), 'fake-text.txt')
+      .field('metadata', JSON.stringify({ title: 'Fake text', tags: ['a', 'b'] }))
+      .expect(201);
+    expect(response.body).toMatchObject({
+      filename: 'fake-text.txt',
+      size_bytes: 169,
+      metadata: { title: 'Fake text', tags: ['a', 'b'] },
+    });
+    const done = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+    expect(done.status).toBe('ready');
+  });
+
+  it('answers 413 file_too_large for a file over 10 MB and stores nothing', async () => {
+    const before = await datasetCounts();
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.alloc(10 * 1024 * 1024 + 1, 'a'), 'big.txt')
+      .expect(413);
+    expect(response.body).toMatchObject({
+      code: 'file_too_large',
+      details: { limit_bytes: 10 * 1024 * 1024 },
+    });
+    expect((await datasetCounts()).documents).toBe(before.documents);
+  });
+
+  it('answers 413 content_too_large for text over 1,000,000 characters', async () => {
+    const response = await uploadText('é'.repeat(1_000_001)).expect(413);
+    expect(response.body).toMatchObject({
+      code: 'content_too_large',
+      details: { limit_characters: 1_000_000 },
+    });
+    await uploadText('x'.repeat(1_000_000)).expect(201);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['only white space', '  \n\t '],
+    ['missing', undefined],
+    ['not a string', 42],
+  ])('answers 400 validation_error for content that is %s', async (_case, content) => {
+    const response = await uploadText(content).expect(400);
+    expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'content' } });
+  });
+
+  it('answers 415 unsupported_file_type naming the supported types', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from('MZ\x90\x00binary'), 'tool.exe')
+      .expect(415);
+    expect(response.body.code).toBe('unsupported_file_type');
+    expect(response.body.details.supported_extensions).toEqual(
+      expect.arrayContaining(['.pdf', '.docx', '.png', '.py']),
+    );
+  });
+
+  it('answers 400 invalid_metadata for multipart metadata that is not a JSON object', async () => {
+    for (const metadata of ['not json', '[1,2]', '{"$bad": 1}']) {
+      const response = await t.http
+        .post(documents())
+        .set(bearer(key))
+        .attach('file', Buffer.from('hello'), 'a.txt')
+        .field('metadata', metadata)
+        .expect(400);
+      expect(response.body.code).toBe('invalid_metadata');
+    }
+  });
+
+  it('answers 400 when a multipart upload has no file', async () => {
+    const response = await t.http.post(documents()).set(bearer(key)).field('metadata', '{}').expect(400);
+    expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'file' } });
+  });
+
+  it('answers 422 document_limit_reached when the dataset holds 10,000 documents', async () => {
+    const full = await createDataset(t.http, key);
+    await t.sql.query('UPDATE datasets SET document_count = 10000 WHERE id = $1', [full]);
+    const response = await uploadText('one too many', undefined, full).expect(422);
+    expect(response.body).toMatchObject({ code: 'document_limit_reached', details: { limit: 10000 } });
+  });
+
+  it('answers 404 for a dataset of another account and for a missing document', async () => {
+    const other = await t.createApiKey();
+    const theirs = await createDataset(t.http, other);
+    expect((await uploadText('x', undefined, theirs).expect(404)).body.code).toBe('dataset_not_found');
+    const missing = await t.http
+      .get(`${documents()}/doc_0000000000000000000000`)
+      .set(bearer(key))
+      .expect(404);
+    expect(missing.body).toMatchObject({
+      code: 'document_not_found',
+      details: { document_id: 'doc_0000000000000000000000' },
+    });
+  });
+
+  it('lists documents in the envelope, filtered by status, newest first', async () => {
+    const listed = await createDataset(t.http, key);
+    const good = await uploadText('A fine document.', undefined, listed).expect(201);
+    const bad = await t.http
+      .post(documents(listed))
+      .set(bearer(key))
+      .attach('file', await readFile(`${FIXTURES}/pdf/encrypted-password.pdf`), 'locked.pdf')
+      .expect(201);
+    await waitForDocument(t.http, key, listed, good.body.document_id);
+    await waitForDocument(t.http, key, listed, bad.body.document_id);
+
+    const all = await t.http.get(documents(listed)).set(bearer(key)).expect(200);
+    expect(all.body).toMatchObject({ total: 2, limit: 20, offset: 0, has_more: false });
+    expect(all.body.documents.map((d: { document_id: string }) => d.document_id)).toEqual([
+      bad.body.document_id,
+      good.body.document_id,
+    ]);
+    expect(Object.keys(all.body.documents[1]).sort()).toEqual(
+      [
+        'chunks_created',
+        'created_at',
+        'dataset_id',
+        'document_id',
+        'metadata',
+        'size_bytes',
+        'status',
+      ].sort(),
+    );
+    const failed = await t.http
+      .get(documents(listed))
+      .query({ status: 'failed' })
+      .set(bearer(key))
+      .expect(200);
+    expect(failed.body.documents.map((d: { document_id: string }) => d.document_id)).toEqual([
+      bad.body.document_id,
+    ]);
+    await t.http.get(documents(listed)).query({ status: 'done' }).set(bearer(key)).expect(400);
+  });
+
+  it('shows a failed document with its error code, message and details', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', await readFile(`${FIXTURES}/pdf/encrypted-password.pdf`), 'locked.pdf')
+      .expect(201);
+    const failed = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'invalid_pdf',
+        message: expect.stringMatching(/encrypted/i),
+        details: { reason: 'encrypted' },
+      },
+    });
+    expect(failed).not.toHaveProperty('chunks_created');
+  });
+
+  it('deletes a document with its chunks, postings and bytes, keeping the counts exact', async () => {
+    const own = await createDataset(t.http, key);
+    const response = await uploadText('Delete me. '.repeat(300), undefined, own).expect(201);
+    const id = response.body.document_id;
+    await waitForDocument(t.http, key, own, id);
+    expect((await datasetCounts(own)).chunk_count).toBeGreaterThan(1);
+
+    await t.http
+      .delete(`${documents(own)}/${id}`)
+      .set(bearer(key))
+      .expect(204);
+    expect(await datasetCounts(own)).toEqual({
+      document_count: 0,
+      chunk_count: 0,
+      total_chunk_length: 0,
+      documents: 0,
+      chunks: 0,
+      length: 0,
+    });
+    const { rows } = await t.sql.query(
+      `SELECT (SELECT count(*) FROM document_sources WHERE document_id = $1)::int AS sources,
+              (SELECT count(*) FROM chunk_terms t JOIN datasets d ON d.seq = t.dataset_seq WHERE d.id = $2)::int AS postings`,
+      [id, own],
+    );
+    expect(rows[0]).toEqual({ sources: 0, postings: 0 });
+    await t.http
+      .get(`${documents(own)}/${id}`)
+      .set(bearer(key))
+      .expect(404);
+  });
+
+  it('keeps document_count exact under concurrent uploads and deletes', async () => {
+    const busy = await createDataset(t.http, key);
+    const first = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => uploadText(`Document ${i}.`, undefined, busy)),
+    );
+    const ids = first.map((r) => r.body.document_id as string);
+    await Promise.all([
+      ...ids.slice(0, 6).map((id) => t.http.delete(`${documents(busy)}/${id}`).set(bearer(key))),
+      ...Array.from({ length: 8 }, (_, i) => uploadText(`More ${i}.`, undefined, busy)),
+    ]);
+    const counts = await datasetCounts(busy);
+    expect(counts.document_count).toBe(14);
+    expect(counts.documents).toBe(14);
+    const dataset = await t.http.get(`/v1/datasets/${busy}`).set(bearer(key)).expect(200);
+    expect(dataset.body.document_count).toBe(14);
+  });
+
+  it('reprocesses a ready document, replacing its chunks without double-counting them', async () => {
+    const own = await createDataset(t.http, key);
+    const response = await uploadText('Reprocess me. '.repeat(200), undefined, own).expect(201);
+    const id = response.body.document_id;
+    const first = await waitForDocument(t.http, key, own, id);
+    const before = await datasetCounts(own);
+
+    const restarted = await t.http
+      .post(`${documents(own)}/${id}/reprocess`)
+      .set(bearer(key))
+      .expect(200);
+    expect(restarted.body).toMatchObject({ status: 'processing', progress: { stage: 'upload', percent: 0 } });
+    const again = await waitForDocument(t.http, key, own, id);
+    expect(again).toMatchObject({ status: 'ready', chunks_created: first.chunks_created });
+    expect(await datasetCounts(own)).toEqual(before);
+  });
+
+  it('reprocesses a failed document, and refuses to reprocess one still processing', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', await readFile(`${FIXTURES}/pdf/encrypted-password.pdf`), 'locked.pdf')
+      .expect(201);
+    const id = response.body.document_id;
+    await waitForDocument(t.http, key, datasetId, id);
+    await t.http.post(`${documents()}/${id}/reprocess`).set(bearer(key)).expect(200);
+    const conflict = await t.http.post(`${documents()}/${id}/reprocess`).set(bearer(key));
+    if (conflict.status === 409) expect(conflict.body.code).toBe('document_processing');
+    const again = await waitForDocument(t.http, key, datasetId, id);
+    expect(again).toMatchObject({ status: 'failed', error: { code: 'invalid_pdf' } });
+  });
+
+  it('replays a multipart upload with the same Idempotency-Key and refuses another file with it', async () => {
+    const upload = (content: string) =>
+      t.http
+        .post(documents())
+        .set(bearer(key))
+        .set('Idempotency-Key', 'upload-once')
+        .attach('file', Buffer.from(content), 'once.txt');
+    const first = await upload('the same bytes').expect(201);
+    const second = await upload('the same bytes').expect(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body.document_id).toBe(first.body.document_id);
+    expect((await upload('other bytes').expect(422)).body.code).toBe('idempotency_key_reused');
+  });
+
+  it('lets anonymous callers read the documents of a public dataset, and nothing else', async () => {
+    const open = await createDataset(t.http, key, { is_public: true });
+    const response = await uploadText('Public text.', undefined, open).expect(201);
+    await t.http.get(documents(open)).expect(200);
+    await t.http.get(`${documents(open)}/${response.body.document_id}`).expect(200);
+    expect((await t.http.post(documents(open)).send({ content: 'x' }).expect(401)).body.code).toBe(
+      'authentication_required',
+    );
+    expect((await t.http.get(documents()).expect(404)).body.code).toBe('dataset_not_found');
+  });
+
+  it('deletes a dataset with all its documents and chunks in one go', async () => {
+    const doomed = await createDataset(t.http, key);
+    const response = await uploadText('Soon gone. '.repeat(100), undefined, doomed).expect(201);
+    await waitForDocument(t.http, key, doomed, response.body.document_id);
+    await t.http.delete(`/v1/datasets/${doomed}`).set(bearer(key)).expect(204);
+    const { rows } = await t.sql.query(
+      `SELECT (SELECT count(*) FROM documents WHERE dataset_id = $1)::int AS documents,
+              (SELECT count(*) FROM document_sources WHERE document_id = $2)::int AS sources,
+              (SELECT count(*) FROM chunks WHERE document_id = $2)::int AS chunks`,
+      [doomed, response.body.document_id],
+    );
+    expect(rows[0]).toEqual({ documents: 0, sources: 0, chunks: 0 });
+  });
+});
+
+describe('API-only process (ROLE=api)', () => {
+  it('stores uploads as processing with their progress, and processes nothing itself', async () => {
+    const t = await startTestApp({ ROLE: 'api' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const response = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: 'Waiting.' });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const stored = await t.http
+        .get(`/v1/datasets/${datasetId}/documents/${response.body.document_id}`)
+        .set(bearer(key));
+      expect(stored.body).toMatchObject({ status: 'processing', progress: { stage: 'upload', percent: 0 } });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,41 @@
+import type TestAgent from 'supertest/lib/agent.js';
+import { bearer, type CreatedKey } from './test-app.js';
+
+export interface DocumentBody {
+  document_id: string;
+  status: 'processing' | 'ready' | 'failed';
+  chunks_created?: number;
+  error?: { code: string; message: string; details: Record<string, unknown> };
+  progress?: { stage: string; percent: number };
+  [key: string]: unknown;
+}
+
+/** Polls get-document until the document leaves `processing` (or the time runs out). */
+export async function waitForDocument(
+  http: TestAgent,
+  key: CreatedKey,
+  datasetId: string,
+  documentId: string,
+  timeoutMs = 60_000,
+): Promise<DocumentBody> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await http.get(`/v1/datasets/${datasetId}/documents/${documentId}`).set(bearer(key));
+    const body = response.body as DocumentBody;
+    if (response.status !== 200)
+      throw new Error(`get-document answered ${response.status}: ${response.text}`);
+    if (body.status !== 'processing') return body;
+    if (Date.now() > deadline)
+      throw new Error(`document ${documentId} still processing after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function createDataset(http: TestAgent, key: CreatedKey, body: object = {}): Promise<string> {
+  const response = await http
+    .post('/v1/datasets')
+    .set(bearer(key))
+    .send({ name: `dataset ${Math.random().toString(36).slice(2)}`, ...body })
+    .expect(201);
+  return (response.body as { id: string }).id;
+}
