@@ -71,6 +71,8 @@ export interface IngestionConfig {
   staleAfterSeconds: number;
   /** Times a document is started again after its worker died, before it fails with processing_error. */
   maxRecoveries: number;
+  /** A job whose worker stops renewing its lock for this long is taken back by the queue (Bull lockDuration). */
+  lockSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -237,6 +239,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       chunkOverlapTokens: read.int('CHUNK_OVERLAP_TOKENS', 32, 0, 1024),
       staleAfterSeconds: read.int('INGEST_STALE_AFTER_SECONDS', 120, 5, 86_400),
       maxRecoveries: read.int('INGEST_MAX_RECOVERIES', 3, 0, 100),
+      lockSeconds: read.int('QUEUE_LOCK_SECONDS', 30, 2, 3_600),
     },
     ocr: {
       workers: read.int('OCR_WORKERS', 0, 0, 64),

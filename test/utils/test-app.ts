@@ -185,6 +185,41 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** Another server process on the same database and Redis prefix, e.g. a worker (ROLE=worker). */
+export async function startProcess(
+  t: TestApp,
+  env: Record<string, string>,
+  readyLine: string,
+): Promise<{ output(): string; stop(signal?: NodeJS.Signals): Promise<void> }> {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { ...t.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + BOOT_TIMEOUT_MS;
+  while (!output.includes(readyLine)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`process did not print "${readyLine}":\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    output: () => output,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (signal === 'SIGKILL') {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await exited;
+      } else {
+        await stopProcess(child);
+      }
+    },
+  };
+}
+
 export function bearer(key: CreatedKey | string): { Authorization: string } {
   return { Authorization: `Bearer ${typeof key === 'string' ? key : key.api_key}` };
 }

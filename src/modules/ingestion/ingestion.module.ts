@@ -30,7 +30,12 @@ export class IngestionModule {
           useFactory: (config: AppConfig) => ({
             url: config.redisUrl,
             prefix: `${config.redisPrefix}:bull`,
-            settings: { lockDuration: 30_000, stalledInterval: 15_000, maxStalledCount: 2 },
+            // A killed worker's job is noticed within 1.5 lock periods and run again (twice at most).
+            settings: {
+              lockDuration: config.ingestion.lockSeconds * 1000,
+              stalledInterval: config.ingestion.lockSeconds * 500,
+              maxStalledCount: 2,
+            },
           }),
         }),
         BullModule.registerQueue({ name: QueueName.Ingestion }),

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { createDataset, waitForDocument } from './utils/documents.js';
+import { type FakeOpenAI, hashVector, startFakeOpenAI } from './utils/fake-openai.js';
+import { bearer, freePort, startTestApp } from './utils/test-app.js';
+
+describe('Embedding providers', () => {
+  let openai: FakeOpenAI;
+  beforeAll(async () => (openai = await startFakeOpenAI(8)));
+  afterAll(() => openai.close());
+
+  it('embeds every chunk through an OpenAI-compatible server and records the model on the dataset', async () => {
+    const t = await startTestApp({
+      EMBEDDING_PROVIDER: 'openai',
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: openai.baseUrl,
+      EMBEDDING_MODEL: 'fake-embedder',
+    });
+    try {
+      expect((await t.http.get('/ready').expect(200)).body.search).toEqual({
+        mode: 'hybrid',
+        provider: 'openai',
+        model: 'fake-embedder',
+        dimensions: 8,
+      });
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const upload = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: 'Vectors come from the fake server.' })
+        .expect(201);
+      await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+
+      const { rows } = await t.sql.query<{ content: string; embedding: string }>(
+        'SELECT content, embedding::text FROM chunks WHERE document_id = $1',
+        [upload.body.document_id],
+      );
+      expect(rows).toHaveLength(1);
+      const stored = JSON.parse(rows[0].embedding) as number[];
+      hashVector(rows[0].content, 8).forEach((value, i) => expect(stored[i]).toBeCloseTo(value, 5));
+      expect(openai.inputs).toContain(rows[0].content);
+      const dataset = await t.sql.query(
+        'SELECT embedding_model, embedding_dimensions FROM datasets WHERE id = $1',
+        [datasetId],
+      );
+      expect(dataset.rows[0]).toEqual({ embedding_model: 'fake-embedder', embedding_dimensions: 8 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses to start when an explicitly configured provider does not work', async () => {
+    const closed = await freePort();
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        PORT: String(await freePort()),
+        MIGRATE_ON_BOOT: 'false',
+        EMBEDDING_PROVIDER: 'openai',
+        OPENAI_API_KEY: 'test-key',
+        OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,
+      },
+    });
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(output).toMatch(/Connection error|ECONNREFUSED/);
+  }, 60_000);
+
+  it('runs keyword-only under auto when no provider can be had, and says so', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'auto', MODELS_DIR: '/nonexistent' });
+    try {
+      const ready = await t.http.get('/ready').expect(200);
+      expect(ready.body.search).toMatchObject({
+        mode: 'keyword_only',
+        provider: null,
+        reason: expect.stringContaining('local model'),
+      });
+      await t.waitForOutput('NO EMBEDDING PROVIDER');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('uses the local model under auto when one is in MODELS_DIR', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'auto', EMBEDDING_MODEL: 'synthetic/bert-L6-H384' });
+    try {
+      expect((await t.http.get('/ready').expect(200)).body.search).toEqual({
+        mode: 'hybrid',
+        provider: 'local',
+        model: 'synthetic/bert-L6-H384',
+        dimensions: 384,
+      });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+
+export interface FakeOpenAI {
+  baseUrl: string;
+  /** Every input text the server was asked to embed, in order. */
+  inputs: string[];
+  /** Milliseconds each request waits before answering (settable while running). */
+  delayMs: number;
+  /** Chosen vectors for chosen texts; any other text gets a deterministic pseudo-random vector. */
+  vectors: Map<string, number[]>;
+  close(): Promise<void>;
+}
+
+/** A pseudo-random unit vector derived from the text, so the same text always embeds the same. */
+export function hashVector(text: string, dimensions: number): number[] {
+  const values: number[] = [];
+  for (let i = 0; values.length < dimensions; i++) {
+    const digest = createHash('sha256').update(`${i}:${text}`).digest();
+    for (let j = 0; j + 1 < digest.length && values.length < dimensions; j += 2)
+      values.push(digest.readInt16BE(j) / 32768);
+  }
+  const norm = Math.sqrt(values.reduce((sum, x) => sum + x * x, 0));
+  return values.map((x) => x / norm);
+}
+
+/**
+ * An OpenAI-compatible embeddings endpoint on 127.0.0.1 (`POST /v1/embeddings`), for tests: the
+ * service's real OpenAI provider talks to it through the official SDK.
+ */
+export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
+  const state: Omit<FakeOpenAI, 'baseUrl' | 'close'> = { inputs: [], delayMs: 0, vectors: new Map() };
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      if (request.method !== 'POST' || request.url !== '/v1/embeddings') {
+        response.writeHead(404).end();
+        return;
+      }
+      const { input, model } = JSON.parse(body) as { input: string | string[]; model: string };
+      const texts = Array.isArray(input) ? input : [input];
+      state.inputs.push(...texts);
+      const data = texts.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: state.vectors.get(text) ?? hashVector(text, dimensions),
+      }));
+      setTimeout(() => {
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end(
+          JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
+        );
+      }, state.delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return Object.assign(state, {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
