@@ -11,12 +11,17 @@ import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
+import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { ReembedService } from 'src/modules/ingestion/embedding/reembed.service.js';
+import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
   node dist/cli.js api-keys create --account <name>
   node dist/cli.js api-keys list --account <name>
   node dist/cli.js api-keys revoke <key-id>
+  node dist/cli.js datasets reembed <dataset-id>
+
 
 Every command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
 
@@ -28,6 +33,7 @@ class CliModule {
     return {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
+      providers: [EmbeddingService, IngestionRepository, ReembedService],
     };
   }
 }
@@ -55,12 +61,17 @@ async function run(argv: string[]): Promise<void> {
     print({ applied: await migrate(config, logger) });
     return;
   }
-  if (group !== 'api-keys' || !command) throw new UsageError('unknown command');
+  if (!['api-keys', 'datasets'].includes(group) || !command) throw new UsageError('unknown command');
 
   const context = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
     logger: false,
   });
   try {
+    if (group === 'datasets') {
+      if (command !== 'reembed' || !argument) throw new UsageError('datasets reembed needs <dataset-id>');
+      print(await context.get(ReembedService).reembed(argument));
+      return;
+    }
     const apiKeys = context.get(ApiKeysService);
     switch (command) {
       case 'create': {

@@ -49,6 +49,54 @@ describe('Embedding providers', () => {
     }
   });
 
+  it('re-embeds a keyword-only dataset with the admin command, making it hybrid', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const upload = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: 'First indexed without vectors. '.repeat(60) })
+        .expect(201);
+      const done = await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+      const missing = async () =>
+        (
+          await t.sql.query(
+            'SELECT count(*)::int AS n FROM chunks WHERE document_id = $1 AND embedding IS NULL',
+            [upload.body.document_id],
+          )
+        ).rows[0].n as number;
+      expect(await missing()).toBe(done.chunks_created);
+
+      const result = await t.cliWith(
+        {
+          EMBEDDING_PROVIDER: 'openai',
+          OPENAI_API_KEY: 'test-key',
+          OPENAI_BASE_URL: openai.baseUrl,
+          EMBEDDING_MODEL: 'fake-embedder',
+        },
+        'datasets',
+        'reembed',
+        datasetId,
+      );
+      expect(result).toEqual({
+        dataset_id: datasetId,
+        chunks: done.chunks_created,
+        model: 'fake-embedder',
+        dimensions: 8,
+      });
+      expect(await missing()).toBe(0);
+      const dataset = await t.sql.query(
+        'SELECT embedding_model, embedding_dimensions FROM datasets WHERE id = $1',
+        [datasetId],
+      );
+      expect(dataset.rows[0]).toEqual({ embedding_model: 'fake-embedder', embedding_dimensions: 8 });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('refuses to start when an explicitly configured provider does not work', async () => {
     const closed = await freePort();
     const child = spawn(process.execPath, ['dist/main.js'], {

@@ -30,6 +30,8 @@ export interface TestApp {
   waitForOutput(text: string, timeoutMs?: number): Promise<string>;
   /** Runs the admin command line against this app's database and returns its JSON output. */
   cli(...args: string[]): Promise<unknown>;
+  /** The command line with extra environment, e.g. another embedding provider. */
+  cliWith(env: Record<string, string>, ...args: string[]): Promise<unknown>;
   createApiKey(account?: string): Promise<CreatedKey>;
   close(): Promise<void>;
 }
@@ -96,10 +98,11 @@ export async function startTestApp(
   }
   const sql = new pg.Pool({ connectionString: database.url, max: 2 });
 
-  const cli = async (...args: string[]) => {
-    const { stdout } = await run(process.execPath, ['dist/cli.js', ...args], { env: fullEnv });
+  const cliWith = async (env: Record<string, string>, ...args: string[]) => {
+    const { stdout } = await run(process.execPath, ['dist/cli.js', ...args], { env: { ...fullEnv, ...env } });
     return JSON.parse(stdout) as unknown;
   };
+  const cli = (...args: string[]) => cliWith({}, ...args);
 
   return {
     url,
@@ -117,6 +120,7 @@ export async function startTestApp(
       return output;
     },
     cli,
+    cliWith,
     createApiKey: (account = `account-${randomBytes(4).toString('hex')}`) =>
       cli('api-keys', 'create', '--account', account) as Promise<CreatedKey>,
     async close() {

@@ -202,6 +202,47 @@ export class IngestionRepository {
     return rows[0]?.dataset_id ?? null;
   }
 
+  /** The dataset's internal key, or null when there is no such dataset. */
+  async datasetSeq(datasetId: string): Promise<string | null> {
+    const [row] = await this.db.query<{ seq: string }[]>('SELECT seq FROM datasets WHERE id = $1', [
+      datasetId,
+    ]);
+    return row?.seq ?? null;
+  }
+
+  /** A page of a dataset's chunks in key order, for re-embedding. */
+  chunkPage(
+    datasetSeq: string,
+    afterSeq: string,
+    limit: number,
+  ): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [datasetSeq, afterSeq, limit],
+    );
+  }
+
+  async setEmbeddings(seqs: string[], vectors: number[][]): Promise<void> {
+    await this.db.query(
+      `UPDATE chunks SET embedding = v.embedding::vector
+         FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
+        WHERE chunks.seq = v.seq`,
+      [seqs, vectors.map((vector) => toSql(vector) as string)],
+    );
+  }
+
+  async setDatasetEmbeddingModel(
+    datasetId: string,
+    model: string | null,
+    dimensions: number | null,
+  ): Promise<void> {
+    await this.db.query('UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1', [
+      datasetId,
+      model,
+      dimensions,
+    ]);
+  }
+
   /** Processing documents whose run has not reported for `seconds`. */
   staleRuns(seconds: number, limit: number): Promise<StaleRun[]> {
     return this.db.query<StaleRun[]>(
