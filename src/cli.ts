@@ -29,11 +29,12 @@ class UsageError extends Error {}
 
 @Module({})
 class CliModule {
-  static forRoot(config: AppConfig, logger: pino.Logger): DynamicModule {
+  /** The embedding model is loaded only for the commands that embed. */
+  static forRoot(config: AppConfig, logger: pino.Logger, options: { embedding: boolean }): DynamicModule {
     return {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
-      providers: [EmbeddingService, IngestionRepository, ReembedService],
+      providers: options.embedding ? [EmbeddingService, IngestionRepository, ReembedService] : [],
     };
   }
 }
@@ -63,9 +64,10 @@ async function run(argv: string[]): Promise<void> {
   }
   if (!['api-keys', 'datasets'].includes(group) || !command) throw new UsageError('unknown command');
 
-  const context = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
-    logger: false,
-  });
+  const context = await NestFactory.createApplicationContext(
+    CliModule.forRoot(config, logger, { embedding: group === 'datasets' }),
+    { logger: false },
+  );
   try {
     if (group === 'datasets') {
       if (command !== 'reembed' || !argument) throw new UsageError('datasets reembed needs <dataset-id>');

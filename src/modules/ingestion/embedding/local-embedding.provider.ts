@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { env, type FeatureExtractionPipeline, pipeline } from '@huggingface/transformers';
 import type { Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
+import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
 /** BGE's instruction for queries (passages are embedded as they are). */
@@ -16,14 +17,20 @@ const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passage
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'local';
   readonly tokenizer: Tokenizer;
+  private readonly batcher: MicroBatcher<string, number[]>;
 
   private constructor(
     private readonly extractor: FeatureExtractionPipeline,
     readonly model: string,
     readonly dimensions: number,
     readonly maxTokens: number,
-    private readonly batchSize: number,
+    batchSize: number,
   ) {
+    this.batcher = new MicroBatcher(
+      (texts) => embed(extractor, texts),
+      batchSize,
+      (a, b) => a.length - b.length,
+    );
     const tokenizer = extractor.tokenizer;
     // Special tokens ([CLS], [SEP]) count against the model's limit as well.
     this.tokenizer = { count: (text) => tokenizer.encode(text).length };
@@ -55,21 +62,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   }
 
   /**
-   * Batches of similar length, so that little of each batch is padding; the vectors are returned in
-   * the order of the input.
+   * Passages from all concurrent jobs of the process share the model through one micro-batcher, so
+   * that it runs full batches (of similar lengths, to pad little) even when each document has only a
+   * chunk or two.
    */
-  async embedPassages(texts: string[]): Promise<number[][]> {
-    const order = texts.map((text, index) => ({ text, index })).sort((a, b) => a.text.length - b.text.length);
-    const vectors = new Array<number[]>(texts.length);
-    for (let i = 0; i < order.length; i += this.batchSize) {
-      const batch = order.slice(i, i + this.batchSize);
-      const embedded = await embed(
-        this.extractor,
-        batch.map((item) => item.text),
-      );
-      batch.forEach((item, j) => (vectors[item.index] = embedded[j]));
-    }
-    return vectors;
+  embedPassages(texts: string[]): Promise<number[][]> {
+    return this.batcher.submit(texts);
   }
 
   async embedQuery(text: string): Promise<number[]> {

@@ -1,0 +1,102 @@
+// Shared helpers of the benchmark scripts: a throw-away database, the built server in a child process,
+// and small statistics. Benchmarks talk to the service over HTTP only, like any client.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import pg from 'pg';
+
+export const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh database, migrated with the real CLI. */
+export async function createDatabase() {
+  const name = `dss_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  execFileSync('node', ['dist/cli.js', 'migrate'], { env: { ...process.env, DATABASE_URL: url.href }, stdio: 'ignore' });
+  return {
+    url: url.href,
+    async drop() {
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** `node dist/main.js` with the given environment; resolves once /health answers. */
+export async function startServer(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', MIGRATE_ON_BOOT: 'false', ...env, PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 400; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    url,
+    pid: child.pid,
+    /** Peak resident memory of the server so far, in MiB (VmHWM). */
+    peakRssMiB() {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export function apiKey(databaseUrl) {
+  const out = execFileSync('node', ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+  });
+  return JSON.parse(out.toString()).api_key;
+}
+
+/** Runs `task` over `items` with `concurrency` workers. */
+export async function pool(items, concurrency, task) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await task(items[index], index);
+      }
+    }),
+  );
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function writeResult(name, result) {
+  mkdirSync('bench/results', { recursive: true });
+  const path = `bench/results/${name}.json`;
+  writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
+  return path;
+}

@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { detectFileType } from 'src/modules/ingestion/extraction/file-kinds.js';
+
+const fixture = (path: string) => readFile(`../shared/fixtures/${path}`);
+
+describe('detectFileType', () => {
+  it.each([
+    ['pdf/fake-memo.pdf', 'pdf'],
+    ['docx/tables.docx', 'docx'],
+    ['pptx/sample-presentation.pptx', 'pptx'],
+    ['img/phototest.jpg', 'image'],
+    ['csv/stanley-cups.csv', 'csv'],
+    ['code/BubbleSort.java', 'code'],
+    ['yaml/simple.yaml', 'yaml'],
+  ])('recognises %s as %s', async (path, kind) => {
+    const detection = await detectFileType(path.split('/')[1], await fixture(path));
+    expect(detection).toMatchObject({ ok: true, type: { kind }, sniffed: false });
+  });
+
+  it('reads a PNG named .pdf as the image it is', async () => {
+    const detection = await detectFileType('png-renamed-as.pdf', await fixture('pdf/png-renamed-as.pdf'));
+    expect(detection).toMatchObject({
+      ok: true,
+      type: { kind: 'image', mediaType: 'image/png' },
+      sniffed: true,
+    });
+  });
+
+  it('trusts the extension of a broken binary file, so that its extractor reports the damage', async () => {
+    const detection = await detectFileType('broken.pdf', Buffer.from('not really a pdf'));
+    expect(detection).toMatchObject({ ok: true, type: { kind: 'pdf' } });
+  });
+
+  it('refuses unknown extensions and unsupported binary content', async () => {
+    expect(await detectFileType('movie.mp4', Buffer.from('....'))).toMatchObject({ ok: false });
+    const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
+    expect(await detectFileType('image.gif', gif)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('image/gif'),
+    });
+  });
+});

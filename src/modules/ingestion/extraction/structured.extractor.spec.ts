@@ -1,0 +1,54 @@
+import { htmlToStructuredText } from 'src/modules/ingestion/extraction/office.extractor.js';
+import {
+  extractCsv,
+  extractJson,
+  extractXml,
+  extractYaml,
+} from 'src/modules/ingestion/extraction/structured.extractor.js';
+import { PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
+
+const text = (extracted: { sections: { text: string }[] }) =>
+  extracted.sections.map((s) => s.text).join('\n');
+
+describe('structured extractors', () => {
+  it('keeps the header next to each CSV value', () => {
+    expect(text(extractCsv('Team,Cups\n"Maple Leafs",13\nCanadiens,24\n'))).toBe(
+      'Team: Maple Leafs | Cups: 13\nTeam: Canadiens | Cups: 24',
+    );
+  });
+
+  it('writes one path: value line per JSON value', () => {
+    expect(text(extractJson('{"a": {"b": [1, "two"]}, "c": true, "d": null}'))).toBe(
+      'a.b[0]: 1\na.b[1]: two\nc: true',
+    );
+  });
+
+  it('reads YAML and XML into the same form', () => {
+    expect(text(extractYaml('fruit:\n  name: pear\n  tree: yes\n'))).toBe(
+      'fruit.name: pear\nfruit.tree: yes',
+    );
+    expect(
+      text(extractXml('<?xml version="1.0" encoding="UTF-8"?><c><leader>Justin Trudeau</leader></c>')),
+    ).toBe('c.leader: Justin Trudeau');
+  });
+
+  it('fails a malformed JSON file with invalid_document', () => {
+    expect(() => extractJson('{"a": ')).toThrow(PermanentProcessingError);
+    try {
+      extractJson('{"a": ');
+    } catch (error) {
+      expect((error as PermanentProcessingError).code).toBe('invalid_document');
+    }
+  });
+});
+
+describe('htmlToStructuredText', () => {
+  it('keeps headings, list items and table rows', () => {
+    const html =
+      '<h1>Title</h1><p>Intro &amp; more</p><ul><li>one</li><li>two</li></ul>' +
+      '<table><tr><td><p>Top left</p></td><td><p>Top right</p></td></tr></table>';
+    expect(htmlToStructuredText(html)).toBe(
+      '# Title\n\nIntro & more\n\n- one\n\n- two\n\nTop left | Top right',
+    );
+  });
+});

@@ -1,0 +1,134 @@
+import { jest } from '@jest/globals';
+import { pino } from 'pino';
+import type { DomainEvents } from 'src/common/events/domain-events.js';
+import { loadConfig } from 'src/config/app-config.js';
+import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
+import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
+import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import { strictMock } from '../../../test/utils/strict-mock.js';
+
+const run = { documentId: 'doc_1', generation: 2 };
+const loaded = {
+  document: { id: 'doc_1', kind: 'text', processingStartedAt: new Date() },
+  dataset: { id: 'ds_1' },
+  content: Buffer.from('text'),
+};
+
+function setUp(options: { extract: ExtractionService['extract']; indexed?: boolean; loaded?: unknown }) {
+  const stages: string[] = [];
+  const emitted: [string, unknown][] = [];
+  const index = jest.fn<IngestionRepository['index']>(() => Promise.resolve(options.indexed ?? true));
+  const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
+  const repository = strictMock<IngestionRepository>({
+    loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
+    setProgress: (_run, stage) => {
+      stages.push(stage);
+      return Promise.resolve();
+    },
+    index,
+    fail,
+  });
+  const embedding = strictMock<EmbeddingService>({
+    current: () => ({
+      name: 'openai',
+      model: 'm',
+      dimensions: 2,
+      maxTokens: 100,
+      tokenizer: { count: (t: string) => t.length },
+      embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0])),
+      embedQuery: () => Promise.resolve([1, 0]),
+    }),
+    tokenizer: () => ({ count: (t: string) => t.split(' ').length }),
+    maxChunkTokens: () => 50,
+  });
+  const events = strictMock<DomainEvents>({ emit: (name, data) => void emitted.push([name, data]) });
+  const service = new IngestionService(
+    repository,
+    strictMock<ExtractionService>({ extract: options.extract }),
+    embedding,
+    events,
+    loadConfig({}),
+    pino({ level: 'silent' }),
+  );
+  return { service, stages, emitted, index, fail };
+}
+
+describe('IngestionService.process', () => {
+  it('runs extract → chunk → embed → index and announces document.processed', async () => {
+    const { service, stages, emitted, index } = setUp({
+      extract: () => Promise.resolve({ format: 'prose', sections: [{ text: 'Hello world.', page: 1 }] }),
+    });
+    await service.process(run);
+    expect(stages).toEqual(['extraction', 'chunking', 'embedding', 'indexing']);
+    expect(index).toHaveBeenCalledWith(
+      run,
+      'ds_1',
+      [expect.objectContaining({ content: 'Hello world.', page: 1 })],
+      { model: 'm', dimensions: 2, vectors: [[1, 0]] },
+      expect.any(Number),
+    );
+    expect(emitted).toEqual([
+      [
+        'document.processed',
+        expect.objectContaining({
+          document_id: 'doc_1',
+          chunks_created: 1,
+          status: 'ready',
+          embedding_model: 'm',
+        }),
+      ],
+    ]);
+  });
+
+  it('fails the document with the code of a permanent error, without retrying', async () => {
+    const { service, emitted, fail, index } = setUp({
+      extract: () => Promise.reject(IngestionErrors.encryptedPdf()),
+    });
+    await expect(service.process(run)).resolves.toBeUndefined();
+    expect(index).not.toHaveBeenCalled();
+    expect(fail).toHaveBeenCalledWith(
+      run,
+      expect.objectContaining({ code: 'invalid_pdf' }),
+      expect.any(Number),
+    );
+    expect(emitted).toEqual([
+      [
+        'document.processing_failed',
+        { document_id: 'doc_1', dataset_id: 'ds_1', error: expect.objectContaining({ code: 'invalid_pdf' }) },
+      ],
+    ]);
+  });
+
+  it('fails a document without text with no_text_extracted', async () => {
+    const { service, fail } = setUp({
+      extract: () => Promise.resolve({ format: 'prose', sections: [{ text: '  \n ' }] }),
+    });
+    await service.process(run);
+    expect(fail).toHaveBeenCalledWith(
+      run,
+      expect.objectContaining({ code: 'no_text_extracted' }),
+      expect.any(Number),
+    );
+  });
+
+  it('rethrows a transient error for the queue to retry', async () => {
+    const { service, fail } = setUp({ extract: () => Promise.reject(new Error('connection reset')) });
+    await expect(service.process(run)).rejects.toThrow('connection reset');
+    expect(fail).not.toHaveBeenCalled();
+  });
+
+  it('does nothing for a run that is no longer current, and announces nothing when indexing finds it gone', async () => {
+    const gone = setUp({ extract: () => Promise.reject(new Error('must not be called')), loaded: null });
+    await gone.service.process(run);
+    expect(gone.stages).toEqual([]);
+
+    const deleted = setUp({
+      extract: () => Promise.resolve({ format: 'prose', sections: [{ text: 'Hello.' }] }),
+      indexed: false,
+    });
+    await deleted.service.process(run);
+    expect(deleted.emitted).toEqual([]);
+  });
+});
