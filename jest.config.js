@@ -10,15 +10,15 @@ const base = {
 };
 
 export default {
-  projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+  // Per test; e2e tests boot servers. (A global option: Jest ignores it inside a project.)
+  testTimeout: 30_000,
+  projects: [{ ...base, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
-      testTimeout: 30_000,
     },
   ],
 };

@@ -82,8 +82,9 @@ export class Documents1732000000001 implements MigrationInterface {
         USING hnsw ((embedding::vector(384)) vector_cosine_ops)
         WHERE vector_dims(embedding) = 384`);
 
-    // BM25 postings: one row per (dataset, term, chunk). The primary key is the covering index the
-    // keyword leg scans (all postings of a term in a dataset, with their tf, from the index alone);
+    // BM25 postings: one row per (dataset, term, chunk), carrying the term's frequency and the chunk's
+    // length. The primary key is the covering index the keyword leg scans: all postings of a term in a
+    // dataset, with everything BM25 needs, from the index alone (no visit to `chunks` while scoring);
     // its row count per term is the exact document frequency.
     await db.query(`
       CREATE TABLE chunk_terms (
@@ -91,7 +92,8 @@ export class Documents1732000000001 implements MigrationInterface {
         term         text NOT NULL,
         chunk_seq    bigint NOT NULL REFERENCES chunks (seq) ON DELETE CASCADE,
         tf           integer NOT NULL,
-        PRIMARY KEY (dataset_seq, term, chunk_seq) INCLUDE (tf)
+        length       integer NOT NULL,
+        PRIMARY KEY (dataset_seq, term, chunk_seq) INCLUDE (tf, length)
       )`);
     await db.query(`CREATE INDEX chunk_terms_chunk_idx ON chunk_terms (chunk_seq)`);
   }

@@ -14,6 +14,7 @@ import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { DocumentsModule } from 'src/modules/documents/documents.module.js';
 import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
+import { SearchModule } from 'src/modules/search/search.module.js';
 
 @Module({})
 export class AppModule {
@@ -40,6 +41,7 @@ export class AppModule {
         HealthModule,
         DatasetsModule,
         DocumentsModule,
+        SearchModule,
       ],
       providers: [{ provide: APP_INTERCEPTOR, useClass: ContentTypeInterceptor }],
     };

@@ -44,6 +44,10 @@ describe('Embedding providers', () => {
         [datasetId],
       );
       expect(dataset.rows[0]).toEqual({ embedding_model: 'fake-embedder', embedding_dimensions: 8 });
+      const index = await t.sql.query(
+        "SELECT indexname FROM pg_indexes WHERE indexname = 'chunks_embedding_8_idx'",
+      );
+      expect(index.rows).toHaveLength(1);
     } finally {
       await t.close();
     }

@@ -50,6 +50,8 @@ describe('Health, readiness and API documentation', () => {
       '/v1/datasets/{dataset_id}/documents',
       '/v1/datasets/{dataset_id}/documents/{document_id}',
       '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
+      '/v1/mcp/batch-query',
+      '/v1/mcp/query',
     ]);
     expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(document.paths['/v1/datasets/{dataset_id}'])).toEqual(

@@ -45,6 +45,14 @@ export interface AppConfig {
   embedding: EmbeddingConfig;
   ingestion: IngestionConfig;
   ocr: { workers: number; maxPixels: number };
+  search: { bm25K1: number; bm25B: number; timeoutMs: number; batchConcurrency: number };
+  rerank: {
+    provider: 'none' | 'local' | 'http';
+    model: string;
+    baseUrl: string | null;
+    apiKey: string | null;
+    candidates: number;
+  };
 }
 
 export type EmbeddingProviderName = 'auto' | 'local' | 'openai' | 'none';
@@ -109,6 +117,17 @@ class EnvReader {
     const parsed = Number(value);
     if (!/^-?\d+$/.test(value) || parsed < min || parsed > max) {
       this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return parsed;
+  }
+
+  number(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed < min || parsed > max) {
+      this.problems.push(`${name} must be a number from ${min} to ${max}, got "${value}"`);
       return fallback;
     }
     return parsed;
@@ -240,6 +259,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
       staleAfterSeconds: read.int('INGEST_STALE_AFTER_SECONDS', 120, 5, 86_400),
       maxRecoveries: read.int('INGEST_MAX_RECOVERIES', 3, 0, 100),
       lockSeconds: read.int('QUEUE_LOCK_SECONDS', 30, 2, 3_600),
+    },
+    search: {
+      bm25K1: read.number('BM25_K1', 1.2, 0, 10),
+      bm25B: read.number('BM25_B', 0.75, 0, 1),
+      timeoutMs: read.int('SEARCH_TIMEOUT_MS', 10_000, 1, 60_000),
+      batchConcurrency: read.int('SEARCH_BATCH_CONCURRENCY', 4, 1, 10),
+    },
+    rerank: {
+      provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),
+      model: read.string('RERANK_MODEL', 'Xenova/ms-marco-MiniLM-L-6-v2'),
+      baseUrl: read.optional('RERANK_BASE_URL') ? read.url('RERANK_BASE_URL', ['http:', 'https:'], '') : null,
+      apiKey: read.optional('RERANK_API_KEY') ?? null,
+      candidates: read.int('RERANK_CANDIDATES', 20, 1, 200),
     },
     ocr: {
       workers: read.int('OCR_WORKERS', 0, 0, 64),

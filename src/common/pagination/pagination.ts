@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 
@@ -35,4 +35,19 @@ export function listEnvelope<K extends string, T>(key: K, page: Page<T>, query: 
     offset: query.offset,
     has_more: query.offset + page.items.length < page.total,
   } as Record<K, T[]> & { total: number; limit: number; offset: number; has_more: boolean };
+}
+
+/** The paging facts of every list response; each list adds its items under a resource-named key. */
+export class PageEnvelopeDto {
+  @ApiProperty({ example: 1 })
+  total!: number;
+
+  @ApiProperty({ example: 20 })
+  limit!: number;
+
+  @ApiProperty({ example: 0 })
+  offset!: number;
+
+  @ApiProperty({ example: false })
+  has_more!: boolean;
 }

@@ -39,6 +39,10 @@ export class DatasetEntity {
   @Column('integer', { name: 'embedding_dimensions', nullable: true })
   embeddingDimensions!: number | null;
 
+  /** BM25's N: chunks of the dataset (bigint, read as a string). */
+  @Column('bigint', { name: 'chunk_count' })
+  chunkCount!: string;
+
   @Column('timestamptz', { name: 'created_at' })
   createdAt!: Date;
 

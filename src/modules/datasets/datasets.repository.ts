@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
+import { pagedQuery } from 'src/database/paged-query.js';
 import type { Tx } from 'src/database/transaction.js';
 import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
@@ -97,11 +98,7 @@ export class DatasetsRepository {
       .getRepository(DatasetEntity)
       .createQueryBuilder('d')
       .where('d.account_id = :accountId', { accountId });
-    const [items, total] = await Promise.all([
-      query.clone().orderBy(ORDER_BY[sort]).limit(limit).offset(offset).getMany(),
-      query.getCount(),
-    ]);
-    return { items, total };
+    return pagedQuery(query, ORDER_BY[sort], limit, offset);
   }
 
   async update(tx: Tx, dataset: DatasetEntity, changes: DatasetChanges): Promise<DatasetEntity> {

@@ -30,6 +30,7 @@ function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
     language: 'english',
     embeddingModel: null,
     embeddingDimensions: null,
+    chunkCount: '0',
     createdAt: new Date(),
     updatedAt: new Date(),
     ...overrides,

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
+import { pagedQuery } from 'src/database/paged-query.js';
 import type { Tx } from 'src/database/transaction.js';
 import {
   DocumentEntity,
@@ -54,11 +55,7 @@ export class DocumentsRepository {
       .createQueryBuilder('d')
       .where('d.dataset_id = :datasetId', { datasetId });
     if (status) query.andWhere('d.status = :status', { status });
-    const [items, total] = await Promise.all([
-      query.clone().orderBy({ 'd.created_at': 'DESC', 'd.id': 'DESC' }).limit(limit).offset(offset).getMany(),
-      query.getCount(),
-    ]);
-    return { items, total };
+    return pagedQuery(query, { 'd.created_at': 'DESC', 'd.id': 'DESC' }, limit, offset);
   }
 
   /** Number and total BM25 length of the document's chunks, to take them out of the dataset's statistics. */

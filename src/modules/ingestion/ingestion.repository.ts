@@ -168,8 +168,8 @@ export class IngestionRepository {
            FROM analysed a
          RETURNING seq, id, length
        ), postings AS (
-         INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf)
-         SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1)
+         INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+         SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
            FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
        )
        SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`,
@@ -200,6 +200,19 @@ export class IngestionRepository {
       [run.documentId, run.generation, error, processingTimeMs],
     );
     return rows[0]?.dataset_id ?? null;
+  }
+
+  /**
+   * Each embedding dimension in use gets a partial HNSW index over the cast `embedding::vector(dims)`
+   * (the column itself has no fixed dimension). 384 is created by the migrations; others at start-up.
+   */
+  async ensureVectorIndex(dimensions: number): Promise<void> {
+    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) return; // HNSW indexes up to 2,000
+    await this.db.query(
+      `CREATE INDEX IF NOT EXISTS chunks_embedding_${dimensions}_idx ON chunks
+         USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops)
+         WHERE vector_dims(embedding) = ${dimensions}`,
+    );
   }
 
   /** The dataset's internal key, or null when there is no such dataset. */

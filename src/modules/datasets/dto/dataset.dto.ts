@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
-import { PageQueryDto } from 'src/common/pagination/pagination.js';
+import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -117,19 +117,7 @@ export class DatasetResponseDto {
   metadata!: Record<string, unknown>;
 }
 
-export class DatasetListResponseDto {
+export class DatasetListResponseDto extends PageEnvelopeDto {
   @ApiProperty({ type: [DatasetResponseDto] })
   datasets!: DatasetResponseDto[];
-
-  @ApiProperty({ example: 1 })
-  total!: number;
-
-  @ApiProperty({ example: 20 })
-  limit!: number;
-
-  @ApiProperty({ example: 0 })
-  offset!: number;
-
-  @ApiProperty({ example: false })
-  has_more!: boolean;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
-import { PageQueryDto } from 'src/common/pagination/pagination.js';
+import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
 
@@ -118,19 +118,7 @@ export class DocumentResponseDto {
   error?: ProcessingErrorDto;
 }
 
-export class DocumentListResponseDto {
+export class DocumentListResponseDto extends PageEnvelopeDto {
   @ApiProperty({ type: [DocumentResponseDto] })
   documents!: DocumentResponseDto[];
-
-  @ApiProperty({ example: 1 })
-  total!: number;
-
-  @ApiProperty({ example: 20 })
-  limit!: number;
-
-  @ApiProperty({ example: 0 })
-  offset!: number;
-
-  @ApiProperty({ example: false })
-  has_more!: boolean;
 }

@@ -6,6 +6,7 @@ import { ESTIMATING_TOKENIZER, type Tokenizer } from 'src/modules/ingestion/chun
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
+import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 export interface EmbeddingStatus {
   mode: 'hybrid' | 'keyword_only';
@@ -30,6 +31,7 @@ export class EmbeddingService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly repository: IngestionRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -62,6 +64,7 @@ export class EmbeddingService implements OnModuleInit {
     }
     if (this.provider) {
       const { name, model, dimensions } = this.provider;
+      await this.repository.ensureVectorIndex(dimensions);
       this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
     }
   }

@@ -1,0 +1,160 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  Allow,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
+
+export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+const FILTERS_DOC = {
+  type: 'object',
+  additionalProperties: true,
+  description:
+    'Metadata filters, at most 10 fields. `{"category": "guide"}` is equality (an array field such as tags matches when it ' +
+    'contains the value). Operators per field: $eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or.',
+  example: { category: 'guide', tags: { $in: ['setup', 'linux'] }, year: { $gte: 2024 } },
+} as const;
+
+class SearchOptionsDto {
+  @ApiProperty({ example: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp' })
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  dataset_id!: string;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: SEARCH_LIMITS.results.max,
+    default: SEARCH_LIMITS.results.default,
+  })
+  @Type(() => Number)
+  @Max(SEARCH_LIMITS.results.max, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
+  @Min(1, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
+  @IsInt({ message: 'must be an integer' })
+  limit: number = SEARCH_LIMITS.results.default;
+
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Rerank the top candidates with the configured reranker',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  rerank: boolean = false;
+
+  @ApiPropertyOptional(FILTERS_DOC)
+  @Allow() // checked by the filter compiler, which reports invalid_filter / too_many_filters
+  filters?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    enum: SEARCH_MODES,
+    default: 'hybrid',
+    description: 'Extension: `semantic` or `keyword` runs one leg alone',
+  })
+  @IsIn(SEARCH_MODES, { message: `must be one of ${SEARCH_MODES.join(', ')}` })
+  mode: SearchMode = 'hybrid';
+
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Extension: add semantic_score/_rank, keyword_score/_rank (and rerank_score) to each result',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  explain: boolean = false;
+}
+
+export class QueryDto extends SearchOptionsDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: SEARCH_LIMITS.queryCharacters,
+    example: 'how do I install on linux?',
+  })
+  @MinLength(1, { message: 'must not be empty' })
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  query!: string;
+}
+
+export class BatchQueryDto extends SearchOptionsDto {
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: SEARCH_LIMITS.batchQueries,
+    example: ['install on linux', 'reset a password'],
+  })
+  @IsString({ each: true, message: 'must be strings' })
+  @IsArray({ message: 'must be an array of strings' })
+  @IsDefined({ message: 'is required' })
+  queries!: string[];
+}
+
+export class SearchResultDto {
+  @ApiProperty({ example: 'chk_1c2R6yTq0Wn3kPz8sLb4Vd' })
+  chunk_id!: string;
+
+  @ApiProperty({ example: 'To install on Linux, download the package and run the installer.' })
+  content!: string;
+
+  @ApiProperty({
+    minimum: 0,
+    maximum: 1,
+    example: 0.93,
+    description: '0..1; 1.0 is ranked first by both legs',
+  })
+  score!: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { category: 'guide' } })
+  metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ example: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x' })
+  document_id?: string;
+
+  @ApiPropertyOptional({ description: 'explain: cosine similarity', example: 0.81 })
+  semantic_score?: number;
+
+  @ApiPropertyOptional({ description: 'explain: rank in the vector leg (1 = best)', example: 1 })
+  semantic_rank?: number;
+
+  @ApiPropertyOptional({ description: 'explain: BM25 score', example: 12.4 })
+  keyword_score?: number;
+
+  @ApiPropertyOptional({ description: 'explain: rank in the keyword leg', example: 2 })
+  keyword_rank?: number;
+
+  @ApiPropertyOptional({ description: 'explain: reranker probability', example: 0.97 })
+  rerank_score?: number;
+}
+
+export class QueryResponseDto {
+  @ApiProperty({ type: [SearchResultDto] })
+  results!: SearchResultDto[];
+
+  @ApiProperty({ example: 42 })
+  query_time_ms!: number;
+}
+
+export class BatchItemDto {
+  @ApiProperty({ example: 'install on linux' })
+  query!: string;
+
+  @ApiProperty({ type: [SearchResultDto] })
+  results!: SearchResultDto[];
+}
+
+export class BatchQueryResponseDto {
+  @ApiProperty({ type: [BatchItemDto] })
+  results!: BatchItemDto[];
+
+  @ApiProperty({ example: 120 })
+  query_time_ms!: number;
+}

@@ -1,0 +1,129 @@
+import { isPlainObject } from 'src/common/validation/metadata.js';
+import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
+
+/**
+ * Metadata filters, compiled to a SQL condition on `d.metadata` (the document's metadata) whose values
+ * are all bound parameters: nothing from a filter is ever spliced into SQL text, field names included.
+ *
+ * `{"category": "guide"}` is equality; an array field (such as `tags`) matches when it contains the
+ * value. Per field, an object of operators: `$eq $ne $gt $gte $lt $lte $in $nin $exists`; and `$and` /
+ * `$or` over lists of filters. Comparisons order numbers as numbers and strings as strings (ISO dates
+ * compare correctly); a value of another type does not match.
+ */
+export type FilterValue = string | number | boolean | null;
+
+export interface CompiledFilter {
+  /** A boolean SQL expression over `d.metadata`; `TRUE` when there is no filter. */
+  sql: string;
+  params: unknown[];
+  fields: number;
+}
+
+const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+const OPERATORS = ['$eq', '$ne', '$in', '$nin', '$exists', ...Object.keys(COMPARISONS)];
+
+class FilterCompiler {
+  readonly params: unknown[] = [];
+  fields = 0;
+
+  constructor(private readonly firstParam: number) {}
+
+  private bind(value: unknown): string {
+    this.params.push(value);
+    return `$${this.firstParam + this.params.length - 1}`;
+  }
+
+  compile(filter: unknown, path = 'filters'): string {
+    if (!isPlainObject(filter)) throw SearchErrors.invalidFilter(path, 'must be an object');
+    const parts = Object.entries(filter).map(([key, condition]) => {
+      if (key === '$and' || key === '$or') return this.logical(key, condition);
+      if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
+      this.fields++;
+      return this.field(key, condition);
+    });
+    return parts.length === 0 ? 'TRUE' : `(${parts.join(' AND ')})`;
+  }
+
+  private logical(operator: '$and' | '$or', conditions: unknown): string {
+    if (!Array.isArray(conditions) || conditions.length === 0) {
+      throw SearchErrors.invalidFilter(operator, 'must be a non-empty array of filters');
+    }
+    const parts = conditions.map((condition, i) => this.compile(condition, `${operator}[${i}]`));
+    return `(${parts.join(operator === '$and' ? ' AND ' : ' OR ')})`;
+  }
+
+  private field(field: string, condition: unknown): string {
+    if (!isPlainObject(condition)) return this.equals(field, scalar(field, condition));
+    const parts = Object.entries(condition).map(([operator, value]) => {
+      switch (operator) {
+        case '$eq':
+          return this.equals(field, scalar(field, value));
+        case '$ne':
+          return `NOT ${this.equals(field, scalar(field, value))}`;
+        case '$in':
+          return `(${list(field, operator, value)
+            .map((v) => this.equals(field, v))
+            .join(' OR ')})`;
+        case '$nin':
+          return `NOT (${list(field, operator, value)
+            .map((v) => this.equals(field, v))
+            .join(' OR ')})`;
+        case '$exists':
+          if (typeof value !== 'boolean')
+            throw SearchErrors.invalidFilter(field, '$exists takes true or false');
+          return `${value ? '' : 'NOT '}(d.metadata ? ${this.bind(field)})`;
+        case '$gt':
+        case '$gte':
+        case '$lt':
+        case '$lte':
+          return this.compare(field, COMPARISONS[operator], value);
+        default:
+          throw SearchErrors.invalidFilter(
+            field,
+            `unknown operator "${operator}"; use one of ${OPERATORS.join(' ')}`,
+          );
+      }
+    });
+    if (parts.length === 0)
+      throw SearchErrors.invalidFilter(field, 'an operator object needs at least one operator');
+    return `(${parts.join(' AND ')})`;
+  }
+
+  /** The field equals the value, or is an array that contains it; both forms use the GIN index. */
+  private equals(field: string, value: FilterValue): string {
+    const scalarForm = this.bind(JSON.stringify({ [field]: value }));
+    const arrayForm = this.bind(JSON.stringify({ [field]: [value] }));
+    return `(d.metadata @> ${scalarForm}::jsonb OR d.metadata @> ${arrayForm}::jsonb)`;
+  }
+
+  private compare(field: string, operator: string, value: unknown): string {
+    const key = this.bind(field);
+    if (typeof value === 'number') {
+      return `(jsonb_typeof(d.metadata -> ${key}) = 'number' AND (d.metadata ->> ${key})::numeric ${operator} ${this.bind(value)}::numeric)`;
+    }
+    if (typeof value === 'string') {
+      return `(jsonb_typeof(d.metadata -> ${key}) = 'string' AND (d.metadata ->> ${key}) ${operator} ${this.bind(value)}::text COLLATE "C")`;
+    }
+    throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
+  }
+}
+
+function scalar(field: string, value: unknown): FilterValue {
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return value as FilterValue;
+  throw SearchErrors.invalidFilter(field, 'values must be strings, numbers, booleans or null');
+}
+
+function list(field: string, operator: string, value: unknown): FilterValue[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw SearchErrors.invalidFilter(field, `${operator} takes a non-empty array`);
+  return value.map((item) => scalar(field, item));
+}
+
+/** Compiles `filters` with parameters numbered from `firstParam`; 400 for anything malformed. */
+export function compileFilters(filters: unknown, firstParam: number): CompiledFilter {
+  if (filters === undefined || filters === null) return { sql: 'TRUE', params: [], fields: 0 };
+  const compiler = new FilterCompiler(firstParam);
+  const sql = compiler.compile(filters);
+  if (compiler.fields > SEARCH_LIMITS.filterFields) throw SearchErrors.tooManyFilters(compiler.fields);
+  return { sql, params: compiler.params, fields: compiler.fields };
+}

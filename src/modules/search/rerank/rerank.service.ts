@@ -1,0 +1,32 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { HttpReranker, LocalCrossEncoder, type Reranker } from 'src/modules/search/rerank/reranker.js';
+
+/** The configured reranker (RERANK_PROVIDER), loaded at start-up; a configured one that fails stops the process. */
+@Injectable()
+export class RerankService implements OnModuleInit {
+  private reranker: Reranker | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const { provider, model, baseUrl, apiKey } = this.config.rerank;
+    if (provider === 'local') {
+      const { modelsDir, allowDownload } = this.config.embedding;
+      this.reranker = await LocalCrossEncoder.create({ model, modelsDir, allowDownload });
+    } else if (provider === 'http') {
+      if (!baseUrl) throw new Error('RERANK_PROVIDER=http needs RERANK_BASE_URL');
+      this.reranker = new HttpReranker(model, baseUrl, apiKey);
+    }
+    if (this.reranker) this.logger.info({ provider, model }, 'reranker ready');
+  }
+
+  current(): Reranker | null {
+    return this.reranker;
+  }
+}

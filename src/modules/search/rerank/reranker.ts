@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  AutoModelForSequenceClassification,
+  AutoTokenizer,
+  env,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+} from '@huggingface/transformers';
+
+/** Scores how well each passage answers the query, as a probability in 0..1. */
+export interface Reranker {
+  readonly name: string;
+  readonly model: string;
+  score(query: string, passages: string[]): Promise<number[]>;
+}
+
+const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
+/** A cross-encoder (one relevance logit per pair) run in process, e.g. ms-marco-MiniLM-L-6-v2. */
+export class LocalCrossEncoder implements Reranker {
+  readonly name = 'local';
+
+  private constructor(
+    readonly model: string,
+    private readonly tokenizer: PreTrainedTokenizer,
+    private readonly encoder: PreTrainedModel,
+  ) {}
+
+  static async create(options: {
+    model: string;
+    modelsDir: string;
+    allowDownload: boolean;
+  }): Promise<LocalCrossEncoder> {
+    env.localModelPath = options.modelsDir;
+    env.allowRemoteModels = options.allowDownload;
+    if (!options.allowDownload && !existsSync(join(options.modelsDir, options.model))) {
+      throw new Error(
+        `reranker ${options.model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`,
+      );
+    }
+    const tokenizer = await AutoTokenizer.from_pretrained(options.model);
+    const encoder = await AutoModelForSequenceClassification.from_pretrained(options.model, { dtype: 'q8' });
+    return new LocalCrossEncoder(options.model, tokenizer, encoder);
+  }
+
+  async score(query: string, passages: string[]): Promise<number[]> {
+    if (passages.length === 0) return [];
+    const inputs = this.tokenizer(
+      passages.map(() => query),
+      { text_pair: passages, padding: true, truncation: true },
+    );
+    const { logits } = (await this.encoder(inputs)) as { logits: { tolist(): number[][] } };
+    return logits.tolist().map((row) => sigmoid(row[0]));
+  }
+}
+
+/** A third-party rerank API of Cohere's shape: `POST {base}/v1/rerank` → `results[{index, relevance_score}]`. */
+export class HttpReranker implements Reranker {
+  readonly name = 'http';
+
+  constructor(
+    readonly model: string,
+    private readonly baseUrl: string,
+    private readonly apiKey: string | null,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  async score(query: string, passages: string[]): Promise<number[]> {
+    if (passages.length === 0) return [];
+    const response = await fetch(`${this.baseUrl.replace(/\/+$/, '')}/v1/rerank`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(this.apiKey ? { Authorization: `Bearer ${this.apiKey}` } : {}),
+      },
+      body: JSON.stringify({ model: this.model, query, documents: passages, top_n: passages.length }),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    if (!response.ok) throw new Error(`rerank API answered ${response.status}`);
+    const body = (await response.json()) as { results: { index: number; relevance_score: number }[] };
+    const scores = new Array<number>(passages.length).fill(0);
+    for (const result of body.results) scores[result.index] = result.relevance_score;
+    return scores;
+  }
+}

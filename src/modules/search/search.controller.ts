@@ -1,0 +1,120 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CommonErrors } from 'src/common/errors/app-error.js';
+import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
+import type { Principal } from 'src/modules/auth/auth.types.js';
+import {
+  BatchQueryDto,
+  BatchQueryResponseDto,
+  QueryDto,
+  QueryResponseDto,
+} from 'src/modules/search/dto/search.dto.js';
+import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
+import { SearchService } from 'src/modules/search/search.service.js';
+
+const SEARCH_ERRORS = {
+  400: [
+    'validation_error',
+    'query_too_long',
+    'invalid_filter',
+    'too_many_filters',
+    'rerank_unavailable',
+    'semantic_unavailable',
+  ],
+  404: ['dataset_not_found'],
+  504: ['query_timeout'],
+};
+
+/** Bounded parallelism: results in input order. */
+async function mapConcurrently<T, R>(
+  items: T[],
+  concurrency: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await task(items[index]);
+      }
+    }),
+  );
+  return results;
+}
+
+@ApiTags('search')
+@Controller('v1/mcp')
+export class SearchController {
+  constructor(private readonly search: SearchService) {}
+
+  @Post('query')
+  @HttpCode(200)
+  @PublicReadable({ scope: 'search' })
+  @ApiOperation({
+    summary: 'Hybrid search in one dataset',
+    description:
+      'Vector similarity and BM25, fused by reciprocal rank fusion (k = 60). `score` is the fused score divided by its ' +
+      'largest possible value: 1.0 means ranked first by both legs. Guide: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 ' +
+      'moderate, below 0.5 weak. Public datasets can be searched without credentials.',
+  })
+  @ApiOkResponse({ type: QueryResponseDto })
+  @ApiErrors([400, 401, 403, 404, 429, 504], SEARCH_ERRORS)
+  async query(@CurrentPrincipal() caller: Principal, @Body() body: QueryDto): Promise<QueryResponseDto> {
+    const started = performance.now();
+    const dataset = await this.search.prepare(caller, body.dataset_id, body);
+    const results = await this.search.search(dataset, body.query, body);
+    return { results, query_time_ms: Math.round(performance.now() - started) };
+  }
+
+  @Post('batch-query')
+  @HttpCode(200)
+  @PublicReadable({ scope: 'search' })
+  @ApiOperation({
+    summary: 'Several queries in one dataset, in parallel',
+    description: 'Up to 10 queries; results in query order. Filters, mode and rerank apply to every query.',
+  })
+  @ApiOkResponse({ type: BatchQueryResponseDto })
+  @ApiErrors([400, 401, 403, 404, 429, 504], {
+    ...SEARCH_ERRORS,
+    400: [...SEARCH_ERRORS[400], 'too_many_queries'],
+  })
+  async batch(
+    @CurrentPrincipal() caller: Principal,
+    @Body() body: BatchQueryDto,
+  ): Promise<BatchQueryResponseDto> {
+    const started = performance.now();
+    if (body.queries.length > SEARCH_LIMITS.batchQueries)
+      throw SearchErrors.tooManyQueries(body.queries.length);
+    if (body.queries.length === 0)
+      throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
+    body.queries.forEach((query, i) => {
+      if (query.length === 0)
+        throw CommonErrors.validation([{ field: `queries[${i}]`, issue: 'must not be empty' }]);
+      if ([...query].length > SEARCH_LIMITS.queryCharacters)
+        throw SearchErrors.queryTooLong(`queries[${i}]`, [...query].length);
+    });
+    const dataset = await this.search.prepare(caller, body.dataset_id, body);
+    const results = await mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
+      query,
+      results: (await this.search.search(dataset, query, body)).map(
+        ({ chunk_id, content, score, ...rest }) => ({
+          chunk_id,
+          content,
+          score,
+          ...(body.explain ? withoutDocumentFields(rest) : {}),
+        }),
+      ),
+    }));
+    return { results, query_time_ms: Math.round(performance.now() - started) };
+  }
+}
+
+/** Batch results carry no metadata or document id (the contract); explain fields stay. */
+function withoutDocumentFields(rest: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(rest).filter(([key]) => key !== 'metadata' && key !== 'document_id'),
+  );
+}

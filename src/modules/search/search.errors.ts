@@ -1,0 +1,60 @@
+import { AppError } from 'src/common/errors/app-error.js';
+
+export const SEARCH_LIMITS = {
+  queryCharacters: 1_000,
+  results: { default: 5, max: 50 },
+  filterFields: 10,
+  batchQueries: 10,
+  timeoutMs: 10_000,
+} as const;
+
+export const SearchErrors = {
+  queryTooLong: (field: string, characters: number) =>
+    new AppError(
+      400,
+      'query_too_long',
+      `Queries may be at most ${SEARCH_LIMITS.queryCharacters} characters`,
+      {
+        field,
+        issue: `has ${characters} characters; at most ${SEARCH_LIMITS.queryCharacters}`,
+        limit_characters: SEARCH_LIMITS.queryCharacters,
+      },
+    ),
+  tooManyQueries: (count: number) =>
+    new AppError(400, 'too_many_queries', `A batch may hold at most ${SEARCH_LIMITS.batchQueries} queries`, {
+      field: 'queries',
+      count,
+      limit: SEARCH_LIMITS.batchQueries,
+    }),
+  tooManyFilters: (count: number) =>
+    new AppError(400, 'too_many_filters', `Filters may name at most ${SEARCH_LIMITS.filterFields} fields`, {
+      field: 'filters',
+      count,
+      limit: SEARCH_LIMITS.filterFields,
+    }),
+  invalidFilter: (field: string, issue: string) =>
+    new AppError(400, 'invalid_filter', `Invalid filter on "${field}": ${issue}`, { field, issue }),
+  rerankUnavailable: () =>
+    new AppError(400, 'rerank_unavailable', 'Reranking is not configured on this service (RERANK_PROVIDER)', {
+      field: 'rerank',
+    }),
+  semanticUnavailable: (reason: string) =>
+    new AppError(
+      400,
+      'semantic_unavailable',
+      `Semantic search is not available for this dataset: ${reason}`,
+      {
+        field: 'mode',
+        reason,
+      },
+    ),
+  timeout: () =>
+    new AppError(
+      504,
+      'query_timeout',
+      `The query did not finish within ${SEARCH_LIMITS.timeoutMs / 1000} seconds`,
+      {
+        timeout_ms: SEARCH_LIMITS.timeoutMs,
+      },
+    ),
+};

@@ -1,0 +1,180 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { Principal } from 'src/modules/auth/auth.types.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
+import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import type { SearchMode, SearchResultDto } from 'src/modules/search/dto/search.dto.js';
+import { compileFilters } from 'src/modules/search/filters.js';
+import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
+import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
+import { type LegHit, SearchRepository } from 'src/modules/search/search.repository.js';
+
+/** Reciprocal rank fusion constant (Cormack et al.). */
+export const RRF_K = 60;
+/** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
+const MIN_CANDIDATES = 50;
+
+export interface SearchOptions {
+  limit: number;
+  rerank: boolean;
+  filters?: Record<string, unknown>;
+  mode: SearchMode;
+  explain: boolean;
+}
+
+interface Fused {
+  chunkSeq: string;
+  rrf: number;
+  semantic?: { rank: number; score: number };
+  keyword?: { rank: number; score: number };
+  rerank?: number;
+}
+
+/**
+ * Fuses ranked lists by reciprocal rank: Σ 1/(k + rank). The score is that sum divided by its largest
+ * possible value (rank 1 in every leg that ran), so it lies in 0..1, a chunk ranked first by both legs
+ * scores 1.0, and it means the same for every query.
+ */
+export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused & { score: number })[] {
+  const fused = new Map<string, Fused>();
+  const ran = (['semantic', 'keyword'] as const).filter((leg) => legs[leg] !== undefined);
+  for (const leg of ran) {
+    legs[leg]!.forEach((hit, index) => {
+      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
+      entry.rrf += 1 / (RRF_K + index + 1);
+      entry[leg] = { rank: index + 1, score: hit.score };
+      fused.set(hit.chunkSeq, entry);
+    });
+  }
+  const best = ran.length / (RRF_K + 1);
+  return [...fused.values()]
+    .map((entry) => ({ ...entry, score: best > 0 ? entry.rrf / best : 0 }))
+    .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq));
+}
+
+@Injectable()
+export class SearchService {
+  constructor(
+    private readonly repository: SearchRepository,
+    private readonly datasets: DatasetsService,
+    private readonly embedding: EmbeddingService,
+    private readonly reranking: RerankService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  batchConcurrency(): number {
+    return this.config.search.batchConcurrency;
+  }
+
+  /** The dataset, visible to the caller (public datasets to anyone), with the options checked. */
+  async prepare(caller: Principal, datasetId: string, options: SearchOptions): Promise<DatasetEntity> {
+    compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
+    if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
+    const dataset = await this.datasets.get(caller, datasetId);
+    if (options.mode === 'semantic') {
+      const reason = this.semanticUnavailable(dataset);
+      if (reason) throw SearchErrors.semanticUnavailable(reason);
+    }
+    return dataset;
+  }
+
+  async search(dataset: DatasetEntity, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
+    if ([...query].length > SEARCH_LIMITS.queryCharacters)
+      throw SearchErrors.queryTooLong('query', [...query].length);
+    const candidates = Math.max(MIN_CANDIDATES, 4 * options.limit);
+    const { timeoutMs, bm25K1: k1, bm25B: b } = this.config.search;
+    const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
+    const useKeyword = options.mode !== 'semantic';
+
+    const [semantic, keyword] = await Promise.all([
+      useSemantic ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs) : undefined,
+      useKeyword
+        ? this.repository.keyword(
+            dataset.seq,
+            dataset.language,
+            query,
+            options.filters,
+            candidates,
+            { k1, b },
+            timeoutMs,
+          )
+        : undefined,
+    ]);
+    let ranked = fuse({ semantic, keyword });
+
+    const reranker = options.rerank ? this.reranking.current() : null;
+    if (reranker) {
+      const pool = ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates));
+      const rows = await this.repository.chunks(pool.map((entry) => entry.chunkSeq));
+      const probabilities = await reranker.score(
+        query,
+        pool.map((entry) => rows.get(entry.chunkSeq)?.content ?? ''),
+      );
+      ranked = pool
+        .map((entry, i) => ({ ...entry, rerank: probabilities[i], score: probabilities[i] }))
+        .sort((x, y) => y.score - x.score);
+    }
+
+    const top = ranked.slice(0, options.limit);
+    const rows = await this.repository.chunks(top.map((entry) => entry.chunkSeq));
+    return top.flatMap((entry) => {
+      const row = rows.get(entry.chunkSeq);
+      if (!row) return []; // deleted between ranking and reading
+      const result: SearchResultDto = {
+        chunk_id: row.id,
+        content: row.content,
+        score: round(entry.score),
+        metadata: row.metadata,
+        document_id: row.documentId,
+      };
+      if (options.explain) {
+        if (entry.semantic)
+          Object.assign(result, {
+            semantic_score: round(entry.semantic.score),
+            semantic_rank: entry.semantic.rank,
+          });
+        if (entry.keyword)
+          Object.assign(result, {
+            keyword_score: round(entry.keyword.score),
+            keyword_rank: entry.keyword.rank,
+          });
+        if (entry.rerank !== undefined) result.rerank_score = round(entry.rerank);
+      }
+      return [result];
+    });
+  }
+
+  private async semanticLeg(
+    dataset: DatasetEntity,
+    query: string,
+    filters: unknown,
+    limit: number,
+    timeoutMs: number,
+  ) {
+    const vector = await this.embedding.current()!.embedQuery(query);
+    return this.repository.semantic(
+      dataset.seq,
+      Number(dataset.chunkCount),
+      vector,
+      filters,
+      limit,
+      timeoutMs,
+    );
+  }
+
+  /** Why the vector leg cannot run for this dataset, or null when it can. */
+  private semanticUnavailable(dataset: DatasetEntity): string | null {
+    const provider = this.embedding.current();
+    if (!provider) return 'the service runs keyword-only (no embedding provider)';
+    if (dataset.embeddingModel === null) return 'the dataset has no embeddings yet';
+    if (dataset.embeddingModel !== provider.model || dataset.embeddingDimensions !== provider.dimensions) {
+      return `the dataset was embedded with ${dataset.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
+    }
+    return null;
+  }
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}

@@ -1,0 +1,489 @@
+import { createServer, type Server } from 'node:http';
+import { createDataset, waitForDocument } from './utils/documents.js';
+import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
+import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+
+interface Result {
+  chunk_id: string;
+  content: string;
+  score: number;
+  document_id: string;
+  metadata: Record<string, unknown>;
+  keyword_score?: number;
+  keyword_rank?: number;
+  semantic_score?: number;
+  semantic_rank?: number;
+  rerank_score?: number;
+}
+
+async function ingest(
+  t: TestApp,
+  key: CreatedKey,
+  datasetId: string,
+  docs: { content: string; metadata?: object }[],
+) {
+  const ids: string[] = [];
+  for (const doc of docs) {
+    const response = await t.http
+      .post(`/v1/datasets/${datasetId}/documents`)
+      .set(bearer(key))
+      .send(doc)
+      .expect(201);
+    ids.push(response.body.document_id as string);
+  }
+  for (const id of ids) await waitForDocument(t.http, key, datasetId, id);
+  return ids;
+}
+
+const CORPUS = [
+  'The mitochondria is the powerhouse of the cell and produces energy.',
+  'Cells divide by mitosis; mitosis produces two identical cells.',
+  'Energy production in cells depends on oxygen and glucose.',
+  'The cell membrane controls what enters and leaves the cell.',
+  'Photosynthesis in plants converts light energy into chemical energy.',
+  'Proteins are made by ribosomes following instructions in RNA.',
+  'A healthy diet gives the body energy; exercise spends it.',
+  'Stock markets fell sharply on Tuesday after the announcement.',
+];
+
+describe('Keyword search (BM25)', () => {
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      datasetId,
+      CORPUS.map((content, i) => ({ content, metadata: { n: i } })),
+    );
+  });
+  afterAll(() => t.close());
+
+  const query = (body: object, as: CreatedKey | null = key) => {
+    const request = t.http.post('/v1/mcp/query');
+    if (as) request.set(bearer(as));
+    return request.send({ dataset_id: datasetId, ...body });
+  };
+
+  /** Okapi BM25 computed here, independently, from the lexemes PostgreSQL's `english` analyser yields. */
+  async function referenceBm25(text: string, k1 = 1.2, b = 0.75): Promise<Map<string, number>> {
+    const { rows: chunks } = await t.sql.query<{
+      id: string;
+      lexemes: { lexeme: string; positions: number[] }[];
+    }>(
+      `SELECT c.id, (SELECT json_agg(json_build_object('lexeme', l.lexeme, 'positions', l.positions))
+                       FROM unnest(to_tsvector('english', c.content)) l) AS lexemes
+         FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.dataset_id = $1`,
+      [datasetId],
+    );
+    const { rows: terms } = await t.sql.query<{ lexeme: string }>(
+      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
+      [text],
+    );
+    const docs = chunks.map((c) => {
+      const tf = new Map((c.lexemes ?? []).map((l) => [l.lexeme, l.positions.length]));
+      return { id: c.id, tf, length: [...tf.values()].reduce((s, x) => s + x, 0) };
+    });
+    const n = docs.length;
+    const avgdl = docs.reduce((s, d) => s + d.length, 0) / n;
+    const scores = new Map<string, number>();
+    for (const { lexeme } of terms) {
+      const df = docs.filter((d) => d.tf.has(lexeme)).length;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      for (const d of docs) {
+        const tf = d.tf.get(lexeme);
+        if (!tf) continue;
+        const part = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.length) / avgdl));
+        scores.set(d.id, (scores.get(d.id) ?? 0) + part);
+      }
+    }
+    return scores;
+  }
+
+  it('scores exactly as an independent BM25 computation, to 1e-6, in the same order', async () => {
+    for (const text of [
+      'energy in the cell',
+      'mitosis produces cells',
+      'diet and exercise',
+      'stock market',
+    ]) {
+      const response = await query({ query: text, mode: 'keyword', limit: 50, explain: true }).expect(200);
+      const results = response.body.results as Result[];
+      const reference = await referenceBm25(text);
+      expect(results).toHaveLength(reference.size);
+      const expectedOrder = [...reference.entries()].sort((a, b) => b[1] - a[1]);
+      results.forEach((result, i) => {
+        expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
+        expect(Math.abs(result.keyword_score! - expectedOrder[i][1])).toBeLessThan(1e-6);
+        expect(result.keyword_rank).toBe(i + 1);
+      });
+    }
+  });
+
+  it('returns the contract fields, a 0..1 score and a server-side query time', async () => {
+    const response = await query({ query: 'powerhouse of the cell' }).expect(200);
+    expect(response.body.query_time_ms).toEqual(expect.any(Number));
+    const [first] = response.body.results as Result[];
+    expect(Object.keys(first).sort()).toEqual(['chunk_id', 'content', 'document_id', 'metadata', 'score']);
+    expect(first).toMatchObject({ content: CORPUS[0], score: 1, metadata: { n: 0 } });
+    expect(first.chunk_id).toMatch(/^chk_/);
+  });
+
+  it('honours limit and defaults it to 5', async () => {
+    expect((await query({ query: 'cell energy cells' }).expect(200)).body.results).toHaveLength(5);
+    expect((await query({ query: 'cell energy cells', limit: 2 }).expect(200)).body.results).toHaveLength(2);
+  });
+
+  it('searches a public dataset without credentials, and hides a private one', async () => {
+    await query({ query: 'cell' }, null).expect(404);
+    await t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ is_public: true }).expect(200);
+    try {
+      expect((await query({ query: 'cell' }, null).expect(200)).body.results.length).toBeGreaterThan(0);
+    } finally {
+      await t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ is_public: false }).expect(200);
+    }
+  });
+
+  it('never returns chunks of a deleted document', async () => {
+    const own = await createDataset(t.http, key);
+    const [gone, kept] = await ingest(t, key, own, [
+      { content: 'zebra stripes everywhere' },
+      { content: 'zebra crossing' },
+    ]);
+    await t.http.delete(`/v1/datasets/${own}/documents/${gone}`).set(bearer(key)).expect(204);
+    const response = await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: own, query: 'zebra stripes' })
+      .expect(200);
+    expect((response.body.results as Result[]).map((r) => r.document_id)).toEqual([kept]);
+  });
+
+  it.each([
+    ['a 1,001-character query', { query: 'x'.repeat(1001) }, 'query_too_long'],
+    ['an empty query', { query: '' }, 'validation_error'],
+    ['limit 51', { query: 'cell', limit: 51 }, 'validation_error'],
+    ['limit 0', { query: 'cell', limit: 0 }, 'validation_error'],
+    ['an unknown mode', { query: 'cell', mode: 'fuzzy' }, 'validation_error'],
+    ['rerank without a reranker', { query: 'cell', rerank: true }, 'rerank_unavailable'],
+    ['semantic mode without embeddings', { query: 'cell', mode: 'semantic' }, 'semantic_unavailable'],
+    ['an unknown field', { query: 'cell', extra: 1 }, 'validation_error'],
+  ])('answers 400 for %s with %s', async (_case, body, code) => {
+    expect((await query(body).expect(400)).body.code).toBe(code);
+  });
+
+  it('answers 404 dataset_not_found for a missing dataset', async () => {
+    const response = await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: 'ds_0000000000000000000000', query: 'cell' })
+      .expect(404);
+    expect(response.body.code).toBe('dataset_not_found');
+  });
+
+  describe('batch', () => {
+    it('answers each query in order with chunk_id, content and score only', async () => {
+      const response = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, queries: ['mitosis', 'stock markets', 'ribosomes'], limit: 1 })
+        .expect(200);
+      expect(response.body.query_time_ms).toEqual(expect.any(Number));
+      expect(response.body.results).toEqual([
+        { query: 'mitosis', results: [{ chunk_id: expect.any(String), content: CORPUS[1], score: 1 }] },
+        { query: 'stock markets', results: [{ chunk_id: expect.any(String), content: CORPUS[7], score: 1 }] },
+        { query: 'ribosomes', results: [{ chunk_id: expect.any(String), content: CORPUS[5], score: 1 }] },
+      ]);
+    });
+
+    it('applies filters to every query', async () => {
+      const response = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, queries: ['energy', 'cell'], filters: { n: { $gte: 4 } } })
+        .expect(200);
+      for (const item of response.body.results as { results: Result[] }[]) {
+        for (const result of item.results) expect(CORPUS.indexOf(result.content)).toBeGreaterThanOrEqual(4);
+      }
+    });
+
+    it.each([
+      ['11 queries', { queries: Array(11).fill('cell') }, 'too_many_queries'],
+      ['no queries', { queries: [] }, 'validation_error'],
+      ['an empty query', { queries: ['ok', ''] }, 'validation_error'],
+      ['a 1,001-character query', { queries: ['ok', 'y'.repeat(1001)] }, 'query_too_long'],
+      ['queries that is not a list', { queries: 'cell' }, 'validation_error'],
+    ])('answers 400 for %s with %s', async (_case, body, code) => {
+      const response = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, ...body });
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe(code);
+    });
+  });
+});
+
+describe('Filters', () => {
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    const docs = Array.from({ length: 60 }, (_, i) => ({
+      content: `Guide number ${i} about installing the product.`,
+      metadata: {
+        category: i < 6 ? 'rare' : 'common',
+        tags: i % 2 === 0 ? ['even', 'setup'] : ['odd'],
+        year: 2000 + i,
+        ...(i % 10 === 0 ? { reviewed: true } : {}),
+      },
+    }));
+    await ingest(t, key, datasetId, docs);
+  });
+  afterAll(() => t.close());
+
+  const search = (filters: unknown, limit = 50) =>
+    t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query: 'installing guide product', limit, filters });
+  const numbers = (results: Result[]) =>
+    results.map((r) => Number(/number (\d+)/.exec(r.content)![1])).sort((a, b) => a - b);
+
+  it.each([
+    ['equality', { category: 'rare' }, [0, 1, 2, 3, 4, 5]],
+    ['array contains', { tags: 'odd', year: { $lt: 2008 } }, [1, 3, 5, 7]],
+    ['$in', { year: { $in: [2003, 2004, 2100] } }, [3, 4]],
+    ['$nin with $lte', { year: { $nin: [2001], $lte: 2002 } }, [0, 2]],
+    ['$ne', { category: { $ne: 'common' } }, [0, 1, 2, 3, 4, 5]],
+    ['$exists', { reviewed: { $exists: true } }, [0, 10, 20, 30, 40, 50]],
+    ['$or', { $or: [{ year: 2010 }, { year: { $gt: 2057 } }] }, [10, 58, 59]],
+    ['$and', { $and: [{ tags: 'setup' }, { year: { $gte: 2050 } }] }, [50, 52, 54, 56, 58]],
+  ])('filters by %s', async (_case, filters, expected) => {
+    const response = await search(filters).expect(200);
+    expect(numbers(response.body.results as Result[])).toEqual(expected);
+  });
+
+  it('still returns `limit` results under a selective filter', async () => {
+    const response = await search({ category: 'rare' }, 5).expect(200);
+    expect(response.body.results).toHaveLength(5);
+  });
+
+  it.each([
+    [{ year: { $regex: '.*' } }, 'year'],
+    [{ year: { $gt: [1] } }, 'year'],
+    [{ tags: { $in: 'odd' } }, 'tags'],
+    [{ $or: {} }, '$or'],
+    [{ $where: 'true' }, '$where'],
+    [{ category: { nested: 1 } }, 'category'],
+  ])('answers 400 invalid_filter naming the field for %j', async (filters, field) => {
+    const response = await search(filters).expect(400);
+    expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
+  });
+
+  it('answers 400 too_many_filters beyond 10 fields', async () => {
+    const filters = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, i]));
+    expect((await search(filters).expect(400)).body.code).toBe('too_many_filters');
+  });
+
+  it('treats hostile field names and values as data, never as SQL', async () => {
+    const response = await search({ "category' OR '1'='1": "x'); DROP TABLE chunks; --" }).expect(200);
+    expect(response.body.results).toEqual([]);
+    const { rows } = await t.sql.query('SELECT count(*)::int AS n FROM chunks');
+    expect(rows[0].n).toBe(60);
+  });
+});
+
+describe('Hybrid search with controlled vectors', () => {
+  let openai: FakeOpenAI;
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+  const QUERY = 'solar panel efficiency';
+  const docs = {
+    keywordOnly: 'Solar panel efficiency solar panel efficiency: a keyword-stuffed page.',
+    relevant: 'Panel efficiency of solar cells improved with perovskite layers.',
+    semanticOnly: 'Photovoltaic modules convert more sunlight each year.',
+    filler1: 'Wind turbines spin in the North Sea.',
+    filler2: 'Hydroelectric dams store water for later.',
+  };
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI(4);
+    const v = (x: number[]) => {
+      const n = Math.hypot(...x);
+      return x.map((y) => y / n);
+    };
+    openai.vectors.set(QUERY, v([1, 0, 0, 0]));
+    openai.vectors.set(docs.semanticOnly, v([1, 0.05, 0, 0])); // semantic rank 1
+    openai.vectors.set(docs.relevant, v([1, 0.3, 0, 0])); // semantic rank 2
+    openai.vectors.set(docs.filler1, v([0.5, 1, 0, 0])); // rank 3
+    openai.vectors.set(docs.filler2, v([0.3, 1, 0.2, 0])); // rank 4
+    openai.vectors.set(docs.keywordOnly, v([0, 0, 1, 0])); // semantic rank 5
+    t = await startTestApp({
+      EMBEDDING_PROVIDER: 'openai',
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: openai.baseUrl,
+    });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      datasetId,
+      Object.values(docs).map((content) => ({ content })),
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+    await openai.close();
+  });
+
+  const search = (body: object) =>
+    t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query: QUERY, explain: true, limit: 5, ...body });
+
+  it('ranks first the chunk that each leg alone ranks second', async () => {
+    const keyword = (await search({ mode: 'keyword' }).expect(200)).body.results as Result[];
+    const semantic = (await search({ mode: 'semantic' }).expect(200)).body.results as Result[];
+    const hybrid = (await search({}).expect(200)).body.results as Result[];
+    expect(keyword[0].content).toBe(docs.keywordOnly);
+    expect(keyword[1].content).toBe(docs.relevant);
+    expect(semantic[0].content).toBe(docs.semanticOnly);
+    expect(semantic[1].content).toBe(docs.relevant);
+    expect(hybrid[0]).toMatchObject({ content: docs.relevant, keyword_rank: 2, semantic_rank: 2 });
+    expect(hybrid[0].score).toBeCloseTo(2 / 62 / (2 / 61), 6);
+  });
+
+  it('scores a chunk ranked first by both legs 1.0', async () => {
+    openai.vectors.set('perovskite', openai.vectors.get(docs.relevant)!);
+    const response = await search({ query: 'perovskite' }).expect(200);
+    expect(response.body.results[0]).toMatchObject({
+      content: docs.relevant,
+      score: 1,
+      keyword_rank: 1,
+      semantic_rank: 1,
+    });
+  });
+
+  it('reports cosine similarities in explain and keeps scores within 0..1', async () => {
+    const results = (await search({}).expect(200)).body.results as Result[];
+    const semanticOnly = results.find((r) => r.content === docs.semanticOnly)!;
+    expect(semanticOnly.semantic_score).toBeCloseTo(1 / Math.hypot(1, 0.05), 5);
+    for (const r of results) {
+      expect(r.score).toBeGreaterThan(0);
+      expect(r.score).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+describe('Timeout and reranking', () => {
+  it('cancels a query that runs past the timeout and answers 504 query_timeout', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', SEARCH_TIMEOUT_MS: '1' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      await ingest(
+        t,
+        key,
+        datasetId,
+        CORPUS.map((content) => ({ content })),
+      );
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, query: 'cell energy' });
+      expect(response.status).toBe(504);
+      expect(response.body).toMatchObject({ code: 'query_timeout', details: { timeout_ms: 10000 } });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('reranks with a Cohere-compatible API: its order and probabilities decide', async () => {
+    let server: Server | undefined;
+    const port = await new Promise<number>((resolve) => {
+      server = createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          const { documents } = JSON.parse(body) as { documents: string[] };
+          // Prefers the shortest passage: the opposite of what BM25 does here.
+          const results = documents.map((d, index) => ({ index, relevance_score: 1 / (1 + d.length / 10) }));
+          response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ results }));
+        });
+      }).listen(0, '127.0.0.1', () => resolve((server!.address() as { port: number }).port));
+    });
+    const t = await startTestApp({
+      EMBEDDING_PROVIDER: 'none',
+      RERANK_PROVIDER: 'http',
+      RERANK_BASE_URL: `http://127.0.0.1:${port}`,
+    });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      await ingest(t, key, datasetId, [
+        { content: 'cell cell cell energy in a long sentence about cells' },
+        { content: 'cell' },
+      ]);
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, query: 'cell', rerank: true, explain: true })
+        .expect(200);
+      const results = response.body.results as Result[];
+      expect(results.map((r) => r.content)).toEqual([
+        'cell',
+        'cell cell cell energy in a long sentence about cells',
+      ]);
+      expect(results[0].score).toBeCloseTo(1 / 1.4, 5);
+      expect(results[0].rerank_score).toBe(results[0].score);
+    } finally {
+      await t.close();
+      server?.close();
+    }
+  });
+
+  it('reranks with a local cross-encoder (synthetic model): probabilities in 0..1', async () => {
+    const t = await startTestApp({
+      EMBEDDING_PROVIDER: 'none',
+      RERANK_PROVIDER: 'local',
+      RERANK_MODEL: 'synthetic/ce-L6-H384',
+    });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      await ingest(
+        t,
+        key,
+        datasetId,
+        CORPUS.map((content) => ({ content })),
+      );
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, query: 'cell energy', rerank: true, explain: true, limit: 4 })
+        .expect(200);
+      const results = response.body.results as Result[];
+      expect(results).toHaveLength(4);
+      for (const r of results) {
+        expect(r.rerank_score).toBeGreaterThanOrEqual(0);
+        expect(r.rerank_score).toBeLessThanOrEqual(1);
+      }
+      expect(results.map((r) => r.score)).toEqual([...results.map((r) => r.score)].sort((a, b) => b - a));
+    } finally {
+      await t.close();
+    }
+  });
+});
