@@ -31,9 +31,16 @@ const server = await startServer({
   INGEST_CONCURRENCY: process.env.INGEST_CONCURRENCY ?? '32',
   RATE_LIMIT_API_KEY: '10000000',
 });
-const headers = { Authorization: `Bearer ${apiKey(database.url)}`, 'Content-Type': 'application/json' };
+const headers = {
+  Authorization: `Bearer ${apiKey(database.url).api_key}`,
+  'Content-Type': 'application/json',
+};
 const post = async (path, body) => {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
   return response.json();
 };

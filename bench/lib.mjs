@@ -6,7 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import pg from 'pg';
 
-export const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_URL =
+  process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export async function freePort() {
   return new Promise((resolve) => {
@@ -26,7 +27,10 @@ export async function createDatabase() {
   await admin.end();
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  execFileSync('node', ['dist/cli.js', 'migrate'], { env: { ...process.env, DATABASE_URL: url.href }, stdio: 'ignore' });
+  execFileSync('node', ['dist/cli.js', 'migrate'], {
+    env: { ...process.env, DATABASE_URL: url.href },
+    stdio: 'ignore',
+  });
   return {
     url: url.href,
     async drop() {
@@ -63,6 +67,7 @@ export async function startServer(env) {
     },
     stop: () =>
       new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', resolve);
         child.kill('SIGTERM');
       }),
@@ -73,7 +78,7 @@ export function apiKey(databaseUrl) {
   const out = execFileSync('node', ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
   });
-  return JSON.parse(out.toString()).api_key;
+  return JSON.parse(out.toString()); // { account_id, key_id, api_key }
 }
 
 /** Runs `task` over `items` with `concurrency` workers. */
