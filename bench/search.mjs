@@ -1,0 +1,278 @@
+// npm run bench:search — search latency and throughput on a dataset of >= 100,000 chunks, over HTTP, and
+// the same queries on the same chunks and vectors in LanceDB (its own hybrid search with RRF), in one run.
+//
+// The corpus: every SciFact abstract cut into windows of two sentences (stride one), three times over
+// with different `category` metadata: ~120k chunks of real scientific text. Chunk vectors are random unit
+// vectors, loaded directly (embedding 120k chunks with a random-weight model would take an hour and
+// would mean nothing either); each query is embedded at query time by the synthetic bge-small-shaped
+// model, at its real cost, for both systems alike.
+import { rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import * as lancedb from '@lancedb/lancedb';
+import { env, pipeline } from '@huggingface/transformers';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { apiKey, createDatabase, percentile, startServer, writeResult } from './lib.mjs';
+
+const MODELS_DIR = process.env.MODELS_DIR ?? '.cache/models';
+const MODEL = process.env.BENCH_MODEL ?? 'synthetic/bert-L12-H384';
+const DATA = '../shared/datasets/scifact';
+const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 3);
+const DIMS = 384;
+const SINGLE_QUERIES = 300;
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+
+const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+const docs = readFileSync(`${DATA}/corpus.jsonl`, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
+const queries = readFileSync(`${DATA}/queries.jsonl`, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l).text);
+
+let seed = 42;
+const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
+function unitVector() {
+  const v = Array.from({ length: DIMS }, random);
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+}
+
+const chunks = [];
+for (let r = 0; r < REPLICAS; r++) {
+  for (const doc of docs) {
+    const sentences = [...segmenter.segment(`${doc.title}. ${doc.text}`)]
+      .map((s) => s.segment.trim())
+      .filter(Boolean);
+    for (let i = 0; i < Math.max(1, sentences.length - 1); i++) {
+      chunks.push({
+        doc: `${doc._id}-${r}`,
+        category: `c${r}`,
+        text: sentences.slice(i, i + 2).join(' '),
+        vector: unitVector(),
+      });
+    }
+  }
+}
+console.log(`${chunks.length} chunks from ${docs.length} abstracts x ${REPLICAS}`);
+
+const database = await createDatabase();
+const db = new pg.Pool({ connectionString: database.url, max: 4 });
+const key = apiKey(database.url);
+const result = { chunks: chunks.length, model: MODEL, duration_seconds: DURATION };
+let server;
+try {
+  // Load: documents, chunks and postings in bulk, computed exactly as the pipeline computes them.
+  const t0 = performance.now();
+  const [{ id: datasetId, seq }] = (
+    await db.query(
+      `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
+       VALUES ('ds_bench00000000000000000', $1, 'bench', $2, $3) RETURNING id, seq`,
+      [key.account_id, MODEL, DIMS],
+    )
+  ).rows;
+  await db.query('DROP INDEX chunks_embedding_384_idx');
+  const byDoc = new Map();
+  for (const c of chunks) byDoc.set(c.doc, c.category);
+  const docIds = [...byDoc.keys()];
+  await db.query(
+    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata, chunks_created)
+     SELECT 'doc_' || lpad(i::text, 22, '0'), $1, 'text', 'text/plain', 0, 'ready', jsonb_build_object('category', c, 'source', d), 0
+       FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(d, c, i)`,
+    [datasetId, docIds, docIds.map((d) => byDoc.get(d))],
+  );
+  const docNumber = new Map(docIds.map((d, i) => [d, i + 1]));
+  for (let i = 0; i < chunks.length; i += 5000) {
+    const part = chunks.slice(i, i + 5000);
+    await db.query(
+      `WITH input AS (
+         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS t(id, doc, content, ordinal)
+       ), analysed AS (SELECT input.*, to_tsvector('english', content) AS lexemes FROM input
+       ), inserted AS (
+         INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, char_start, char_end, length, embedding)
+         SELECT a.id, a.doc, $1, a.ordinal, a.content, 0, 0, length(a.content),
+                coalesce((SELECT sum(array_length(l.positions, 1)) FROM unnest(a.lexemes) l), 0), NULL
+           FROM analysed a RETURNING seq, id, length
+       )
+       INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+       SELECT $1, l.lexeme, i.seq, array_length(l.positions, 1), i.length
+         FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l`,
+      [
+        seq,
+        part.map((_, j) => `chk_${String(i + j).padStart(22, '0')}`),
+        part.map((c) => `doc_${String(docNumber.get(c.doc)).padStart(22, '0')}`),
+        part.map((c) => c.text),
+        part.map((_, j) => i + j),
+      ],
+    );
+    await db.query(
+      `UPDATE chunks SET embedding = v.e::vector FROM unnest($1::text[], $2::text[]) AS v(id, e) WHERE chunks.id = v.id`,
+      [
+        part.map((_, j) => `chk_${String(i + j).padStart(22, '0')}`),
+        part.map((c) => `[${c.vector.join(',')}]`),
+      ],
+    );
+  }
+  await db.query(
+    `UPDATE datasets SET chunk_count = s.n, total_chunk_length = s.total, document_count = $2
+                    FROM (SELECT count(*) AS n, sum(length) AS total FROM chunks WHERE dataset_seq = $1) s WHERE seq = $1`,
+    [seq, docIds.length],
+  );
+  await db.query(`SET maintenance_work_mem = '1GB'`);
+  await db.query(
+    `CREATE INDEX chunks_embedding_384_idx ON chunks USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE vector_dims(embedding) = 384`,
+  );
+  await db.query('ANALYZE');
+  result.load_seconds = Math.round((performance.now() - t0) / 1000);
+  console.log(`loaded into PostgreSQL in ${result.load_seconds} s`);
+
+  server = await startServer({
+    DATABASE_URL: database.url,
+    REDIS_PREFIX: `bench_search_${process.pid}`,
+    ROLE: 'api',
+    EMBEDDING_PROVIDER: 'local',
+    EMBEDDING_MODEL: MODEL,
+    MODELS_DIR,
+    RATE_LIMIT_API_KEY: '100000000',
+  });
+  const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
+  const ask = async (path, body) => {
+    const started = performance.now();
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${response.status} ${JSON.stringify(json)}`);
+    return { ms: performance.now() - started, json };
+  };
+  const latency = async (path, bodies) => {
+    const ms = [];
+    for (const body of bodies) ms.push((await ask(path, body)).ms);
+    return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
+  };
+  const sample = queries.slice(0, SINGLE_QUERIES);
+  await latency(
+    '/v1/mcp/query',
+    sample.slice(0, 20).map((query) => ({ dataset_id: datasetId, query })),
+  ); // warm-up
+  result.single_hybrid = await latency(
+    '/v1/mcp/query',
+    sample.map((query) => ({ dataset_id: datasetId, query })),
+  );
+  result.single_hybrid_filtered = await latency(
+    '/v1/mcp/query',
+    sample.map((query) => ({ dataset_id: datasetId, query, filters: { category: 'c1' } })),
+  );
+  result.single_keyword = await latency(
+    '/v1/mcp/query',
+    sample.map((query) => ({ dataset_id: datasetId, query, mode: 'keyword' })),
+  );
+  result.batch_of_10 = await latency(
+    '/v1/mcp/batch-query',
+    Array.from({ length: 30 }, (_, i) => ({
+      dataset_id: datasetId,
+      queries: queries.slice(i * 10, i * 10 + 10),
+    })),
+  );
+  result.throughput = {};
+  for (const filtered of [false, true]) {
+    for (const connections of [1, 8, 32]) {
+      let n = 0;
+      const run = await autocannon({
+        url: `${server.url}/v1/mcp/query`,
+        method: 'POST',
+        headers,
+        connections,
+        duration: DURATION,
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({
+                dataset_id: datasetId,
+                query: queries[n++ % queries.length],
+                ...(filtered ? { filters: { category: 'c1' } } : {}),
+              }),
+            }),
+          },
+        ],
+      });
+      result.throughput[`${filtered ? 'filtered' : 'hybrid'}_${connections}_clients`] = {
+        requests_per_second: round(run.requests.average),
+        p50_ms: run.latency.p50,
+        p97_5_ms: run.latency.p97_5,
+        errors: run.errors + run.non2xx,
+      };
+    }
+  }
+} finally {
+  await server?.stop();
+  await db.end();
+  await database.drop();
+}
+
+// LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60).
+env.localModelPath = MODELS_DIR;
+env.allowRemoteModels = false;
+const extractor = await pipeline('feature-extraction', MODEL, { dtype: 'q8' });
+const embed = async (text) => (await extractor([text], { pooling: 'cls', normalize: true })).tolist()[0];
+const dir = `/tmp/lancedb-bench-${process.pid}`;
+rmSync(dir, { recursive: true, force: true });
+const lance = await lancedb.connect(dir);
+const table = await lance.createTable(
+  'chunks',
+  chunks.map((c, i) => ({ id: i, text: c.text, category: c.category, vector: c.vector })),
+);
+await table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
+await table.createIndex('text', { config: lancedb.Index.fts() });
+const rrf = await lancedb.rerankers.RRFReranker.create(60);
+const lanceQuery = async (text, filtered) => {
+  const vector = await embed(text);
+  let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf).limit(5);
+  if (filtered) query = query.where("category = 'c1'");
+  return query.toArray();
+};
+const lanceLatency = async (filtered) => {
+  const ms = [];
+  for (const q of queries.slice(0, SINGLE_QUERIES)) {
+    const started = performance.now();
+    await lanceQuery(q, filtered);
+    ms.push(performance.now() - started);
+  }
+  return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
+};
+for (const q of queries.slice(0, 20)) await lanceQuery(q, false);
+result.lancedb = {
+  version: '0.37.1',
+  in_process: true,
+  single_hybrid: await lanceLatency(false),
+  single_hybrid_filtered: await lanceLatency(true),
+};
+rmSync(dir, { recursive: true, force: true });
+result.ratio_p50_lancedb_over_ours = round(result.lancedb.single_hybrid.p50_ms / result.single_hybrid.p50_ms);
+result.ratio_p50_filtered_lancedb_over_ours = round(
+  result.lancedb.single_hybrid_filtered.p50_ms / result.single_hybrid_filtered.p50_ms,
+);
+result.targets = { single_hybrid_p50_ms: 30, single_hybrid_p95_ms: 80 };
+result.measured_at = new Date().toISOString();
+
+console.log(`
+dataset                     ${result.chunks} chunks (${MODEL} query embedding)
+single hybrid (HTTP)        p50 ${result.single_hybrid.p50_ms} ms  p95 ${result.single_hybrid.p95_ms} ms   (targets 30 / 80)
+single hybrid, filtered     p50 ${result.single_hybrid_filtered.p50_ms} ms  p95 ${result.single_hybrid_filtered.p95_ms} ms
+single keyword              p50 ${result.single_keyword.p50_ms} ms  p95 ${result.single_keyword.p95_ms} ms
+batch of 10 (HTTP)          p50 ${result.batch_of_10.p50_ms} ms  p95 ${result.batch_of_10.p95_ms} ms
+throughput (req/s)          ${Object.entries(result.throughput)
+  .map(([k, v]) => `${k} ${v.requests_per_second}`)
+  .join(', ')}
+LanceDB hybrid (in process) p50 ${result.lancedb.single_hybrid.p50_ms} ms  p95 ${result.lancedb.single_hybrid.p95_ms} ms; filtered p50 ${result.lancedb.single_hybrid_filtered.p50_ms} ms
+LanceDB p50 / ours p50      ${result.ratio_p50_lancedb_over_ours} (filtered ${result.ratio_p50_filtered_lancedb_over_ours}); > 1 means we are faster
+written to ${writeResult('search', result)}`);
+
+function round(x) {
+  return Math.round(x * 10) / 10;
+}
