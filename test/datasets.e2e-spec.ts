@@ -27,6 +27,7 @@ describe('Datasets API', () => {
         description: 'All manuals',
         is_public: false,
         document_count: 0,
+        language: 'english',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: response.body.created_at,
         metadata: { team: 'docs' },
@@ -101,6 +102,7 @@ describe('Datasets API', () => {
       ['nested 6 levels deep', { a: { b: { c: { d: { e: { f: 1 } } } } } }],
       ['a key starting with $', { $or: 1 }],
       ['a null value', { a: null }],
+      ['a string with U+0000', { a: 'nul\u0000byte' }],
     ])('answers 400 invalid_metadata for metadata that is %s', async (_case, metadata) => {
       const response = await create({ name: `Bad metadata ${_case}`, metadata }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });

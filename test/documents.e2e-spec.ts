@@ -120,6 +120,23 @@ describe('Documents API', () => {
     );
   });
 
+  it('reads binary content by what it is, and refuses an unsupported format behind a text extension', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', await readFile(`${FIXTURES}/docx/tables.docx`), 'notes.txt')
+      .expect(201);
+    // A DOCX named .txt is recognised by its content and read as the DOCX it is.
+    expect(response.body.filename).toBe('notes.txt');
+    const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
+    const refused = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', gif, 'image.txt')
+      .expect(415);
+    expect(refused.body.code).toBe('unsupported_file_type');
+  });
+
   it('answers 400 invalid_metadata for multipart metadata that is not a JSON object', async () => {
     for (const metadata of ['not json', '[1,2]', '{"$bad": 1}']) {
       const response = await t.http

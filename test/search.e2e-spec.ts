@@ -149,6 +149,37 @@ describe('Keyword search (BM25)', () => {
     }
   });
 
+  it('uses the dataset’s language: `simple` neither stems nor drops stop words', async () => {
+    const plain = await createDataset(t.http, key, { language: 'simple' });
+    await ingest(t, key, plain, [{ content: 'The runners were running.' }]);
+    const search = (q: string) =>
+      t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: plain, query: q, mode: 'keyword' })
+        .expect(200);
+    expect((await search('run')).body.results).toHaveLength(0);
+    expect((await search('running')).body.results).toHaveLength(1);
+    expect((await search('the')).body.results).toHaveLength(1);
+    const stemmed = (
+      await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, query: 'produce', mode: 'keyword' })
+        .expect(200)
+    ).body.results as Result[];
+    expect(stemmed.map((r) => r.content)).toContain(CORPUS[0]);
+    expect(
+      (
+        await t.http
+          .post('/v1/datasets')
+          .set(bearer(key))
+          .send({ name: 'k', language: 'klingon' })
+          .expect(400)
+      ).body.details.field,
+    ).toBe('language');
+  });
+
   it('never returns chunks of a deleted document', async () => {
     const own = await createDataset(t.http, key);
     const [gone, kept] = await ingest(t, key, own, [
@@ -173,6 +204,7 @@ describe('Keyword search (BM25)', () => {
     ['rerank without a reranker', { query: 'cell', rerank: true }, 'rerank_unavailable'],
     ['semantic mode without embeddings', { query: 'cell', mode: 'semantic' }, 'semantic_unavailable'],
     ['an unknown field', { query: 'cell', extra: 1 }, 'validation_error'],
+    ['a query with U+0000', { query: 'cell\u0000' }, 'validation_error'],
   ])('answers 400 for %s with %s', async (_case, body, code) => {
     expect((await query(body).expect(400)).body.code).toBe(code);
   });
@@ -285,9 +317,15 @@ describe('Filters', () => {
     [{ $or: {} }, '$or'],
     [{ $where: 'true' }, '$where'],
     [{ category: { nested: 1 } }, 'category'],
+    [{ year: { $in: Array.from({ length: 101 }, (_, i) => i) } }, 'year'],
   ])('answers 400 invalid_filter naming the field for %j', async (filters, field) => {
     const response = await search(filters).expect(400);
     expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
+  });
+
+  it('compares numbers only with numbers: a number filter on a text field matches nothing, without error', async () => {
+    const response = await search({ category: { $gt: 5 } }).expect(200);
+    expect(response.body.results).toEqual([]);
   });
 
   it('answers 400 too_many_filters beyond 10 fields', async () => {

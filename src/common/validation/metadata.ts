@@ -8,6 +8,16 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** PostgreSQL's jsonb cannot store U+0000, in keys or in strings. */
+function containsNul(value: unknown): boolean {
+  let found = false;
+  JSON.stringify(value, (key: string, child: unknown) => {
+    if (key.includes('\u0000') || (typeof child === 'string' && child.includes('\u0000'))) found = true;
+    return child;
+  });
+  return found;
+}
+
 /**
  * Why `value` is not acceptable metadata, or null when it is. Keys starting with `$` are reserved for
  * filter operators; `allowNullValues` lets a PATCH send `null` to remove a key.
@@ -29,6 +39,7 @@ export function metadataIssue(value: unknown, allowNullValues = false): string |
   if (Buffer.byteLength(JSON.stringify(value)) > METADATA_LIMITS.maxBytes) {
     return `must be at most ${METADATA_LIMITS.maxBytes} bytes as JSON`;
   }
+  if (containsNul(value)) return 'must not contain the character U+0000';
   return null;
 }
 

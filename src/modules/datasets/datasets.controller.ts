@@ -28,6 +28,7 @@ export function toDatasetResponse(dataset: DatasetEntity): DatasetResponseDto {
     description: dataset.description,
     is_public: dataset.isPublic,
     document_count: dataset.documentCount,
+    language: dataset.language,
     created_at: dataset.createdAt.toISOString(),
     updated_at: dataset.updatedAt.toISOString(),
     metadata: dataset.metadata,

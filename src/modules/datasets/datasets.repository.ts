@@ -16,6 +16,7 @@ export interface NewDataset {
   description: string | null;
   isPublic: boolean;
   metadata: Metadata;
+  language: string;
 }
 
 export type DatasetChanges = Partial<Pick<DatasetEntity, 'name' | 'description' | 'isPublic' | 'metadata'>>;

@@ -78,6 +78,7 @@ describe('DatasetsService', () => {
       description: null,
       isPublic: false,
       metadata: {},
+      language: 'english',
     });
   });
 

@@ -34,6 +34,7 @@ export class DatasetsService {
         description: input.description ?? null,
         isPublic: input.is_public ?? false,
         metadata: input.metadata ?? {},
+        language: input.language ?? 'english',
       });
     });
   }

@@ -73,7 +73,11 @@ export class DocumentsRepository {
     await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
   }
 
-  /** Back to processing for another run; the previous chunks stay until the new run replaces them. */
+  async deleteChunks(tx: Tx, documentId: string): Promise<void> {
+    await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+  }
+
+  /** Back to processing for another run. */
   async restart(tx: Tx, document: DocumentEntity): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);
     await documents.update(

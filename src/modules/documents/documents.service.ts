@@ -140,6 +140,11 @@ export class DocumentsService {
         : null;
       if (!current) throw DocumentErrors.notFound(documentId);
       if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
+      // The old chunks go now, with their share of the BM25 statistics: they must not count while the
+      // document is not searchable, nor stay counted if the new run fails.
+      const stats = await this.documents.chunkStats(tx, current.id);
+      await this.documents.deleteChunks(tx, current.id);
+      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -stats.chunks, -stats.length);
       return this.documents.restart(tx, current);
     });
     await this.queue.enqueue(document);

@@ -28,6 +28,12 @@ export const PROCESS_DOCUMENT_RETRY = {
   backoff: { type: 'exponential', delay: 2_000 },
 } as const;
 
+/**
+ * An attempt that has not finished in this long is failed by Bull (and retried): a stage that hangs
+ * (a dead OCR worker thread, a model call that never returns) must not keep its document processing.
+ */
+export const PROCESS_DOCUMENT_TIMEOUT_MS = 10 * 60 * 1000;
+
 /** How long an upload waits for Redis to accept the job before leaving it to the recovery sweep. */
 const ENQUEUE_TIMEOUT_MS = 3_000;
 
@@ -55,7 +61,13 @@ export class IngestionQueue {
         this.queue.add(
           JobName.ProcessDocument,
           { documentId: document.id, generation: document.generation },
-          { ...PROCESS_DOCUMENT_RETRY, jobId, removeOnComplete: true, removeOnFail: true },
+          {
+            ...PROCESS_DOCUMENT_RETRY,
+            timeout: PROCESS_DOCUMENT_TIMEOUT_MS,
+            jobId,
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
         ),
         new Promise((_, reject) => {
           timer = setTimeout(

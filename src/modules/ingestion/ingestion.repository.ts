@@ -191,10 +191,15 @@ export class IngestionRepository {
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
-  async fail(run: Run, error: ProcessingErrorPayload, processingTimeMs: number): Promise<string | null> {
+  async fail(
+    run: Run,
+    error: ProcessingErrorPayload,
+    processingTimeMs: number | null,
+  ): Promise<string | null> {
     const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
       `UPDATE documents
-          SET status = 'failed', error = $3, processing_time_ms = $4, processed_at = now(), progress = NULL
+          SET status = 'failed', error = $3, processed_at = now(), progress = NULL,
+              processing_time_ms = coalesce($4, (extract(epoch FROM now() - processing_started_at) * 1000)::int)
         WHERE ${STILL_RUNNING}
         RETURNING dataset_id`,
       [run.documentId, run.generation, error, processingTimeMs],

@@ -74,7 +74,7 @@ export class IngestionService {
 
   /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
   async fail(run: Run, error: ProcessingErrorPayload, startedAt?: number): Promise<void> {
-    const elapsed = startedAt ? Date.now() - startedAt : 0;
+    const elapsed = startedAt ? Date.now() - startedAt : null;
     const datasetId = await this.repository.fail(run, error, elapsed);
     if (!datasetId) return;
     this.logger.info({ document_id: run.documentId, code: error.code }, 'document processing failed');

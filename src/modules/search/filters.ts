@@ -38,6 +38,8 @@ class FilterCompiler {
     const parts = Object.entries(filter).map(([key, condition]) => {
       if (key === '$and' || key === '$or') return this.logical(key, condition);
       if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
+      if (key.includes('\u0000'))
+        throw SearchErrors.invalidFilter('filters', 'field names must not contain U+0000');
       this.fields++;
       return this.field(key, condition);
     });
@@ -99,7 +101,8 @@ class FilterCompiler {
   private compare(field: string, operator: string, value: unknown): string {
     const key = this.bind(field);
     if (typeof value === 'number') {
-      return `(jsonb_typeof(d.metadata -> ${key}) = 'number' AND (d.metadata ->> ${key})::numeric ${operator} ${this.bind(value)}::numeric)`;
+      // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
+      return `(CASE WHEN jsonb_typeof(d.metadata -> ${key}) = 'number' THEN (d.metadata ->> ${key})::numeric ${operator} ${this.bind(value)}::numeric ELSE false END)`;
     }
     if (typeof value === 'string') {
       return `(jsonb_typeof(d.metadata -> ${key}) = 'string' AND (d.metadata ->> ${key}) ${operator} ${this.bind(value)}::text COLLATE "C")`;
@@ -109,13 +112,20 @@ class FilterCompiler {
 }
 
 function scalar(field: string, value: unknown): FilterValue {
+  if (typeof value === 'string' && value.includes('\u0000'))
+    throw SearchErrors.invalidFilter(field, 'values must not contain U+0000');
   if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return value as FilterValue;
   throw SearchErrors.invalidFilter(field, 'values must be strings, numbers, booleans or null');
 }
 
+/** Longest $in / $nin list: each value becomes two bound parameters. */
+const MAX_LIST = 100;
+
 function list(field: string, operator: string, value: unknown): FilterValue[] {
   if (!Array.isArray(value) || value.length === 0)
     throw SearchErrors.invalidFilter(field, `${operator} takes a non-empty array`);
+  if (value.length > MAX_LIST)
+    throw SearchErrors.invalidFilter(field, `${operator} takes at most ${MAX_LIST} values`);
   return value.map((item) => scalar(field, item));
 }
 

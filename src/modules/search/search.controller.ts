@@ -64,8 +64,10 @@ export class SearchController {
   @ApiErrors([400, 401, 403, 404, 429, 504], SEARCH_ERRORS)
   async query(@CurrentPrincipal() caller: Principal, @Body() body: QueryDto): Promise<QueryResponseDto> {
     const started = performance.now();
-    const dataset = await this.search.prepare(caller, body.dataset_id, body);
-    const results = await this.search.search(dataset, body.query, body);
+    const results = await this.search.withinDeadline(async () => {
+      const dataset = await this.search.prepare(caller, body.dataset_id, body);
+      return this.search.search(dataset, body.query, body);
+    });
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 
@@ -97,17 +99,19 @@ export class SearchController {
         throw SearchErrors.queryTooLong(`queries[${i}]`, [...query].length);
     });
     const dataset = await this.search.prepare(caller, body.dataset_id, body);
-    const results = await mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
-      query,
-      results: (await this.search.search(dataset, query, body)).map(
-        ({ chunk_id, content, score, ...rest }) => ({
-          chunk_id,
-          content,
-          score,
-          ...(body.explain ? withoutDocumentFields(rest) : {}),
-        }),
-      ),
-    }));
+    const run = () =>
+      mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
+        query,
+        results: (await this.search.search(dataset, query, body)).map(
+          ({ chunk_id, content, score, ...rest }) => ({
+            chunk_id,
+            content,
+            score,
+            ...(body.explain ? withoutDocumentFields(rest) : {}),
+          }),
+        ),
+      }));
+    const results = await this.search.withinDeadline(run);
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 }

@@ -48,6 +48,19 @@ export const SearchErrors = {
         reason,
       },
     ),
+  embeddingFailed: (reason: string) =>
+    new AppError(
+      503,
+      'embedding_unavailable',
+      'The query could not be embedded; retry, or search in keyword mode',
+      {
+        reason,
+      },
+    ),
+  rerankFailed: (reason: string) =>
+    new AppError(502, 'rerank_failed', 'The reranker did not answer; retry, or search without rerank', {
+      reason,
+    }),
   timeout: () =>
     new AppError(
       504,

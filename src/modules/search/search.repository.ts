@@ -27,6 +27,8 @@ export interface ChunkRow {
 /** Below this many chunks in a dataset, the vector leg scans exactly instead of using HNSW. */
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
+/** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
+const HNSW_MAX_SCAN_TUPLES = 200_000;
 
 /**
  * The SQL of both legs of search. Only chunks of `ready` documents are ever returned, and every
@@ -103,16 +105,11 @@ export class SearchRepository {
   ): Promise<LegHit[]> {
     const dims = vector.length;
     const filter = compileFilters(filters, 4);
-    const exact = chunkCount <= EXACT_SCAN_MAX_CHUNKS;
-    // The HNSW index is on the expression embedding::vector(dims); an uncast ORDER BY cannot use it.
-    const distance = exact
-      ? 'c.embedding <=> $2::vector'
-      : `(c.embedding::vector(${dims})) <=> $2::vector(${dims})`;
-    return this.withTimeout(timeoutMs, async (tx) => {
-      if (!exact) {
-        await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-        await tx.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.max(40, limit))]);
-      }
+    const run = async (tx: Tx, exact: boolean) => {
+      // The HNSW index is on the expression embedding::vector(dims); an uncast ORDER BY cannot use it.
+      const distance = exact
+        ? 'c.embedding <=> $2::vector'
+        : `(c.embedding::vector(${dims})) <=> $2::vector(${dims})`;
       const rows = await tx.query<{ seq: string; distance: number }[]>(
         `SELECT c.seq, ${distance} AS distance
            FROM chunks c
@@ -127,6 +124,18 @@ export class SearchRepository {
       return rows
         .map((row) => ({ chunkSeq: row.seq, score: 1 - row.distance }))
         .sort((a, b) => b.score - a.score);
+    };
+    return this.withTimeout(timeoutMs, async (tx) => {
+      if (chunkCount <= EXACT_SCAN_MAX_CHUNKS) return run(tx, true);
+      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await tx.query(
+        `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.max_scan_tuples', $2, true)`,
+        [String(Math.max(40, limit)), String(HNSW_MAX_SCAN_TUPLES)],
+      );
+      const hits = await run(tx, false);
+      // The index is shared by all datasets of this dimension: when the scan gave up before `limit`
+      // rows passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
+      return hits.length < limit ? run(tx, true) : hits;
     });
   }
 

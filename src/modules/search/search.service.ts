@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
@@ -63,6 +64,22 @@ export class SearchService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * The request's whole answer within the search timeout: query embedding, both legs, reranking and
+   * reading the chunks. The database statements are also cancelled by their own statement timeout.
+   */
+  async withinDeadline<T>(work: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(SearchErrors.timeout()), this.config.search.timeoutMs);
+    });
+    try {
+      return await Promise.race([work(), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   batchConcurrency(): number {
     return this.config.search.batchConcurrency;
   }
@@ -82,6 +99,8 @@ export class SearchService {
   async search(dataset: DatasetEntity, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
     if ([...query].length > SEARCH_LIMITS.queryCharacters)
       throw SearchErrors.queryTooLong('query', [...query].length);
+    if (query.includes('\u0000'))
+      throw CommonErrors.validation([{ field: 'query', issue: 'must not contain U+0000' }]);
     const candidates = Math.max(MIN_CANDIDATES, 4 * options.limit);
     const { timeoutMs, bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
@@ -107,10 +126,12 @@ export class SearchService {
     if (reranker) {
       const pool = ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates));
       const rows = await this.repository.chunks(pool.map((entry) => entry.chunkSeq));
-      const probabilities = await reranker.score(
-        query,
-        pool.map((entry) => rows.get(entry.chunkSeq)?.content ?? ''),
-      );
+      const probabilities = await reranker
+        .score(
+          query,
+          pool.map((entry) => rows.get(entry.chunkSeq)?.content ?? ''),
+        )
+        .catch((error: unknown) => Promise.reject(SearchErrors.rerankFailed(String(error))));
       ranked = pool
         .map((entry, i) => ({ ...entry, rerank: probabilities[i], score: probabilities[i] }))
         .sort((x, y) => y.score - x.score);
@@ -152,7 +173,10 @@ export class SearchService {
     limit: number,
     timeoutMs: number,
   ) {
-    const vector = await this.embedding.current()!.embedQuery(query);
+    const vector = await this.embedding
+      .current()!
+      .embedQuery(query)
+      .catch((error: unknown) => Promise.reject(SearchErrors.embeddingFailed(String(error))));
     return this.repository.semantic(
       dataset.seq,
       Number(dataset.chunkCount),

@@ -15,6 +15,39 @@ const METADATA_DOC = {
   example: { team: 'search', tags: ['onboarding', 'faq'] },
 } as const;
 
+/** PostgreSQL's built-in text search configurations: stemming and stop words per language. */
+export const TEXT_SEARCH_LANGUAGES = [
+  'simple',
+  'arabic',
+  'armenian',
+  'basque',
+  'catalan',
+  'danish',
+  'dutch',
+  'english',
+  'finnish',
+  'french',
+  'german',
+  'greek',
+  'hindi',
+  'hungarian',
+  'indonesian',
+  'irish',
+  'italian',
+  'lithuanian',
+  'nepali',
+  'norwegian',
+  'portuguese',
+  'romanian',
+  'russian',
+  'serbian',
+  'spanish',
+  'swedish',
+  'tamil',
+  'turkish',
+  'yiddish',
+] as const;
+
 export class CreateDatasetDto {
   @ApiProperty({
     minLength: 1,
@@ -47,6 +80,16 @@ export class CreateDatasetDto {
   @ValidateIf((_, value) => value !== undefined)
   @IsMetadata()
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    enum: TEXT_SEARCH_LANGUAGES,
+    default: 'english',
+    description:
+      'Extension: the language of keyword search (stemming, stop words); `simple` does neither. Set at creation.',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsIn(TEXT_SEARCH_LANGUAGES, { message: `must be one of ${TEXT_SEARCH_LANGUAGES.join(', ')}` })
+  language?: (typeof TEXT_SEARCH_LANGUAGES)[number];
 }
 
 export class UpdateDatasetDto {
@@ -106,6 +149,9 @@ export class DatasetResponseDto {
 
   @ApiProperty({ example: 0 })
   document_count!: number;
+
+  @ApiProperty({ example: 'english', description: 'Language of keyword search' })
+  language!: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-22T08:30:00.000Z' })
   created_at!: string;

@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { fileTypeFromBuffer } from 'file-type';
+import { looksLikeText } from 'src/modules/ingestion/extraction/text-decoding.js';
 
 /** What a document is, which decides its extractor and how it is chunked. */
 export type DocumentKind =
@@ -76,6 +77,8 @@ const BY_MAGIC: Record<string, DetectedType> = {
   [BY_EXTENSION['.pptx'].mediaType]: BY_EXTENSION['.pptx'],
 };
 
+const TEXT_KINDS = new Set<DocumentKind>(['text', 'markdown', 'csv', 'json', 'xml', 'yaml', 'code']);
+
 export const SUPPORTED_EXTENSIONS = Object.keys(BY_EXTENSION).sort();
 
 export type Detection = { ok: true; type: DetectedType; sniffed: boolean } | { ok: false; reason: string };
@@ -90,8 +93,14 @@ export async function detectFileType(filename: string, content: Buffer): Promise
   const magic = content.length > 0 ? await fileTypeFromBuffer(content) : undefined;
   const byContent = magic ? BY_MAGIC[magic.mime] : undefined;
   if (byContent) return { ok: true, type: byContent, sniffed: byName?.kind !== byContent.kind };
-  if (magic && !byName) return { ok: false, reason: `content is ${magic.mime}, which is not supported` };
-  if (!byName) return { ok: false, reason: `extension "${extname(filename) || '(none)'}" is not supported` };
+  if (!byName) {
+    if (magic) return { ok: false, reason: `content is ${magic.mime}, which is not supported` };
+    return { ok: false, reason: `extension "${extname(filename) || '(none)'}" is not supported` };
+  }
+  // A text name on binary content of an unsupported format (a GIF named .txt) is refused.
+  if (TEXT_KINDS.has(byName.kind) && !looksLikeText(content)) {
+    return { ok: false, reason: `content is ${magic?.mime ?? 'binary data'}, not text` };
+  }
   // A supported binary format (pdf, docx, pptx, image) without its signature goes to its extractor,
   // which reports the precise problem (corrupt, truncated, encrypted).
   return { ok: true, type: byName, sniffed: false };

@@ -60,6 +60,8 @@ export class OcrService implements OnApplicationShutdown {
       workers.forEach((worker) => scheduler.addWorker(worker));
       return scheduler;
     })();
+    // A pool that failed to start is not kept: the next image tries again.
+    this.scheduler.catch(() => (this.scheduler = undefined));
     return this.scheduler;
   }
 

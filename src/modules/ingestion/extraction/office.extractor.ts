@@ -61,7 +61,34 @@ export function htmlToStructuredText(html: string): string {
     .trim();
 }
 
+/** Office files are ZIP archives; a 10 MB file that unpacks to gigabytes (a zip bomb) is refused. */
+const MAX_UNZIPPED_BYTES = 200 * 1024 * 1024;
+
+/** Opens the archive's directory (nothing is decompressed yet) and checks the declared sizes. */
+async function openZip(bytes: Buffer, kind: string): Promise<JSZip> {
+  let zip: JSZip;
+  try {
+    zip = await JSZip.loadAsync(bytes);
+  } catch (error) {
+    throw IngestionErrors.invalidDocument(kind, (error as Error).message);
+  }
+  const declared = Object.values(zip.files).reduce(
+    // JSZip keeps each entry's size from the central directory here; it has no public accessor for it.
+    (sum, file) =>
+      sum + ((file as unknown as { _data?: { uncompressedSize?: number } })._data?.uncompressedSize ?? 0),
+    0,
+  );
+  if (declared > MAX_UNZIPPED_BYTES) {
+    throw IngestionErrors.invalidDocument(
+      kind,
+      `it unpacks to ${declared} bytes; at most ${MAX_UNZIPPED_BYTES} are read`,
+    );
+  }
+  return zip;
+}
+
 export async function extractDocx(bytes: Buffer): Promise<ExtractedText> {
+  await openZip(bytes, 'DOCX');
   let html: string;
   try {
     html = (await mammoth.convertToHtml({ buffer: bytes })).value;
@@ -125,12 +152,7 @@ async function slidePaths(zip: JSZip): Promise<string[]> {
 
 /** Slide text and speaker notes, slide by slide, in presentation order; each slide is a section. */
 export async function extractPptx(bytes: Buffer): Promise<ExtractedText> {
-  let zip: JSZip;
-  try {
-    zip = await JSZip.loadAsync(bytes);
-  } catch (error) {
-    throw IngestionErrors.invalidDocument('PPTX', (error as Error).message);
-  }
+  const zip = await openZip(bytes, 'PPTX');
   const sections: TextSection[] = [];
   const paths = await slidePaths(zip);
   for (const [index, path] of paths.entries()) {

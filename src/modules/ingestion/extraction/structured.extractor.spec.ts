@@ -32,6 +32,10 @@ describe('structured extractors', () => {
     ).toBe('c.leader: Justin Trudeau');
   });
 
+  it('reads every document of a multi-document YAML stream', () => {
+    expect(text(extractYaml('a: 1\n---\nb: 2\n'))).toBe('a: 1\nb: 2');
+  });
+
   it('fails a malformed JSON file with invalid_document', () => {
     expect(() => extractJson('{"a": ')).toThrow(PermanentProcessingError);
     try {

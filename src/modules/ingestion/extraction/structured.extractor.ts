@@ -1,6 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
-import { parse as parseYaml } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
@@ -38,7 +38,10 @@ export function extractJson(text: string): ExtractedText {
 export function extractYaml(text: string): ExtractedText {
   let documents: unknown[];
   try {
-    documents = [parseYaml(text, { maxAliasCount: 100 }) as unknown];
+    documents = parseAllDocuments(text).map((document) => {
+      if (document.errors.length > 0) throw document.errors[0];
+      return document.toJS({ maxAliasCount: 100 }) as unknown;
+    });
   } catch (error) {
     throw IngestionErrors.invalidDocument('YAML', (error as Error).message);
   }

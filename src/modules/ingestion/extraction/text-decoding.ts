@@ -46,3 +46,22 @@ export function stripControlCharacters(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
 }
+
+/**
+ * Whether bytes are text in an encoding `decodeText` reads: a byte order mark, UTF-16 without one, or
+ * no NUL bytes and few control characters in the first 8 KB. Signature sniffers mistake some text for
+ * binary formats (UTF-16 text can look like MPEG audio), so text files are judged by this instead.
+ */
+export function looksLikeText(bytes: Buffer): boolean {
+  if (bytes.length === 0) return true;
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return true;
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
+  if (utf16WithoutBom(bytes)) return true;
+  const sample = bytes.subarray(0, 8192);
+  let control = 0;
+  for (const byte of sample) {
+    if (byte === 0) return false;
+    if (byte < 0x09 || (byte > 0x0d && byte < 0x20 && byte !== 0x1b)) control++;
+  }
+  return control <= sample.length * 0.05;
+}
