@@ -135,7 +135,7 @@ try {
     EMBEDDING_PROVIDER: 'local',
     EMBEDDING_MODEL: MODEL,
     MODELS_DIR,
-    RATE_LIMIT_API_KEY: '100000000',
+    RATE_LIMIT_API_KEY: '10000000',
   });
   const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
   const ask = async (path, body) => {

@@ -38,8 +38,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const error = this.toAppError(exception, request);
 
-    if (error.status >= 500) {
-      this.logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
+    if (!(exception instanceof AppError)) {
+      if (error.status >= 500)
+        this.logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
+    } else if (error.status >= 500) {
+      // A known failure (a timeout, an unavailable provider): worth a line, not a stack.
+      this.logger.warn({ req_id: request.id, code: error.code, details: error.details }, error.message);
     }
     if (response.headersSent) return;
 
