@@ -341,6 +341,54 @@ describe('Filters', () => {
   });
 });
 
+describe('Keyword leg under a selective filter on a large match set', () => {
+  it('finds the filtered chunks even when they rank below the first 400', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', INGEST_CONCURRENCY: '8' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const docs = Array.from({ length: 420 }, (_, i) => ({
+        // The three filtered documents are the longest, so BM25 ranks them last.
+        content:
+          i < 3
+            ? `Install the widget. ${'Unrelated padding words. '.repeat(40)}`
+            : `Install the widget number ${i}.`,
+        metadata: { kind: i < 3 ? 'rare' : 'common' },
+      }));
+      const ids: string[] = [];
+      for (let i = 0; i < docs.length; i += 20) {
+        const batch = await Promise.all(
+          docs
+            .slice(i, i + 20)
+            .map((doc) =>
+              t.http.post(`/v1/datasets/${datasetId}/documents`).set(bearer(key)).send(doc).expect(201),
+            ),
+        );
+        ids.push(...batch.map((r) => r.body.document_id as string));
+      }
+      for (const id of ids) await waitForDocument(t.http, key, datasetId, id);
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({
+          dataset_id: datasetId,
+          query: 'install widget',
+          mode: 'keyword',
+          limit: 5,
+          explain: true,
+          filters: { kind: 'rare' },
+        })
+        .expect(200);
+      const results = response.body.results as Result[];
+      expect(results).toHaveLength(3);
+      expect(results.every((r) => r.metadata.kind === 'rare')).toBe(true);
+      expect(results[0].keyword_rank).toBe(1);
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+});
+
 describe('Hybrid search with controlled vectors', () => {
   let openai: FakeOpenAI;
   let t: TestApp;

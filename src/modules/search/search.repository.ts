@@ -27,6 +27,9 @@ export interface ChunkRow {
 /** Below this many chunks in a dataset, the vector leg scans exactly instead of using HNSW. */
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
+/** Best-scored chunks checked against status and filters before falling back to all of them. */
+const KEYWORD_POOL = 400;
+const ALL_SCORED = 2_147_483_647;
 /** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
 const HNSW_MAX_SCAN_TUPLES = 200_000;
 
@@ -57,35 +60,51 @@ export class SearchRepository {
     bm25: Bm25Parameters,
     timeoutMs: number,
   ): Promise<LegHit[]> {
-    const filter = compileFilters(filters, 7);
+    const filter = compileFilters(filters, 8);
+    // Only the `$7` best-scored chunks are checked against their document's status and the filters.
+    const sql = `WITH query_terms AS (
+         SELECT DISTINCT lexeme FROM unnest(to_tsvector($2::regconfig, $3))
+       ), stats AS (
+         SELECT chunk_count::float8 AS n, total_chunk_length::float8 / greatest(chunk_count, 1) AS avgdl
+           FROM datasets WHERE seq = $1
+       ), postings AS (
+         SELECT p.chunk_seq, p.tf::float8 AS tf, p.length::float8 AS len,
+                count(*) OVER (PARTITION BY p.term)::float8 AS df
+           FROM chunk_terms p JOIN query_terms q ON p.term = q.lexeme
+          WHERE p.dataset_seq = $1
+       ), scored AS (
+         SELECT chunk_seq,
+                sum(ln(1 + (s.n - df + 0.5) / (df + 0.5))
+                    * tf * ($4::float8 + 1) / (tf + $4::float8 * (1 - $5::float8 + $5::float8 * len / s.avgdl))) AS score
+           FROM postings, stats s
+          GROUP BY chunk_seq
+          ORDER BY score DESC, chunk_seq
+          LIMIT $7
+       )
+       SELECT sc.chunk_seq AS seq, sc.score
+         FROM scored sc
+         JOIN chunks c ON c.seq = sc.chunk_seq
+         JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'ready' AND ${filter.sql}
+        ORDER BY sc.score DESC, sc.chunk_seq
+        LIMIT $6`;
+    const run = (tx: Tx, pool: number) =>
+      tx.query<{ seq: string; score: number }[]>(sql, [
+        datasetSeq,
+        language,
+        query,
+        bm25.k1,
+        bm25.b,
+        limit,
+        pool,
+        ...filter.params,
+      ]);
     return this.withTimeout(timeoutMs, async (tx) => {
-      const rows = await tx.query<{ seq: string; score: number }[]>(
-        `WITH query_terms AS (
-           SELECT DISTINCT lexeme FROM unnest(to_tsvector($2::regconfig, $3))
-         ), stats AS (
-           SELECT chunk_count::float8 AS n, total_chunk_length::float8 / greatest(chunk_count, 1) AS avgdl
-             FROM datasets WHERE seq = $1
-         ), postings AS (
-           SELECT p.chunk_seq, p.tf::float8 AS tf, p.length::float8 AS len,
-                  count(*) OVER (PARTITION BY p.term)::float8 AS df
-             FROM chunk_terms p JOIN query_terms q ON p.term = q.lexeme
-            WHERE p.dataset_seq = $1
-         ), scored AS (
-           SELECT chunk_seq,
-                  sum(ln(1 + (s.n - df + 0.5) / (df + 0.5))
-                      * tf * ($4::float8 + 1) / (tf + $4::float8 * (1 - $5::float8 + $5::float8 * len / s.avgdl))) AS score
-             FROM postings, stats s
-            GROUP BY chunk_seq
-         )
-         SELECT sc.chunk_seq AS seq, sc.score
-           FROM scored sc
-           JOIN chunks c ON c.seq = sc.chunk_seq
-           JOIN documents d ON d.id = c.document_id
-          WHERE d.status = 'ready' AND ${filter.sql}
-          ORDER BY sc.score DESC, sc.chunk_seq
-          LIMIT $6`,
-        [datasetSeq, language, query, bm25.k1, bm25.b, limit, ...filter.params],
-      );
+      // Usually the best-scored chunks are ready and pass the filters, so only the top of the ranking is
+      // joined to chunks and documents. When too few of them pass (a selective filter), every scored
+      // chunk is checked. Either way the result is the exact BM25 top `limit`.
+      let rows = await run(tx, Math.max(4 * limit, KEYWORD_POOL));
+      if (rows.length < limit) rows = await run(tx, ALL_SCORED);
       return rows.map((row) => ({ chunkSeq: row.seq, score: row.score }));
     });
   }
