@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { env, pipeline } from '@huggingface/transformers';
 import pg from 'pg';
-import { apiKey, createDatabase, pool, startServer, writeResult } from './lib.mjs';
+import { apiKey, createDatabase, pool, poster, startServer, writeResult } from './lib.mjs';
 
 const MODELS_DIR = process.env.MODELS_DIR ?? '.cache/models';
 const MODEL = process.env.BENCH_MODEL ?? 'synthetic/bert-L12-H384';
@@ -35,15 +35,7 @@ const headers = {
   Authorization: `Bearer ${apiKey(database.url).api_key}`,
   'Content-Type': 'application/json',
 };
-const post = async (path, body) => {
-  const response = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-};
+const post = poster(server.url, headers);
 
 const db = new pg.Pool({ connectionString: database.url, max: 2 });
 let chunkTexts;

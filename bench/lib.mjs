@@ -81,6 +81,19 @@ export function apiKey(databaseUrl) {
   return JSON.parse(out.toString()); // { account_id, key_id, api_key }
 }
 
+/** `post(path, body)`: a JSON POST to the server that throws on any non-2xx answer. */
+export function poster(baseUrl, headers) {
+  return async (path, body) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+}
+
 /** Runs `task` over `items` with `concurrency` workers. */
 export async function pool(items, concurrency, task) {
   let next = 0;

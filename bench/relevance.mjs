@@ -9,7 +9,7 @@ import { AppModule } from '../dist/app.module.js';
 import { loadConfig } from '../dist/config/app-config.js';
 import { DatasetsService } from '../dist/modules/datasets/datasets.service.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
-import { apiKey, createDatabase, pool, startServer, writeResult } from './lib.mjs';
+import { apiKey, createDatabase, pool, poster, startServer, writeResult } from './lib.mjs';
 
 const DATA = process.env.BENCH_SCIFACT ?? '../shared/datasets/scifact';
 const embeddingEnv = {
@@ -49,15 +49,7 @@ const env = {
 const server = await startServer({ ...env, INGEST_CONCURRENCY: '8', RATE_LIMIT_API_KEY: '10000000' });
 const key = apiKey(database.url);
 const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
-const post = async (path, body) => {
-  const response = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-};
+const post = poster(server.url, headers);
 
 const result = {
   dataset: 'BEIR SciFact',
