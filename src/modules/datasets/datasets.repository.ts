@@ -5,6 +5,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
 import type { Tx } from 'src/database/transaction.js';
+import { adjustChunkStats } from 'src/modules/datasets/chunk-statistics.js';
 import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import type { DatasetSort } from 'src/modules/datasets/dto/dataset.dto.js';
@@ -124,12 +125,8 @@ export class DatasetsRepository {
   }
 
   /** BM25's N and total length, adjusted in the transaction that adds or removes chunks. */
-  async adjustChunkStats(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
-    if (chunks === 0 && totalLength === 0) return;
-    await tx.query(
-      `UPDATE datasets SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3 WHERE id = $1`,
-      [datasetId, chunks, totalLength],
-    );
+  adjustChunkStats(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
+    return adjustChunkStats(tx, datasetId, chunks, totalLength);
   }
 
   async delete(tx: Tx, dataset: DatasetEntity): Promise<void> {

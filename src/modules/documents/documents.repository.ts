@@ -5,6 +5,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
 import type { Tx } from 'src/database/transaction.js';
+import { removeDocumentChunks } from 'src/modules/datasets/chunk-statistics.js';
 import {
   DocumentEntity,
   type DocumentStatus,
@@ -73,8 +74,9 @@ export class DocumentsRepository {
     await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
   }
 
-  async deleteChunks(tx: Tx, documentId: string): Promise<void> {
-    await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+  /** Deletes the document's chunks now (before a reprocess) and returns what they counted for. */
+  removeChunks(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
+    return removeDocumentChunks(tx, documentId);
   }
 
   /** Back to processing for another run. */

@@ -142,9 +142,8 @@ export class DocumentsService {
       if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
       // The old chunks go now, with their share of the BM25 statistics: they must not count while the
       // document is not searchable, nor stay counted if the new run fails.
-      const stats = await this.documents.chunkStats(tx, current.id);
-      await this.documents.deleteChunks(tx, current.id);
-      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -stats.chunks, -stats.length);
+      const removed = await this.documents.removeChunks(tx, current.id);
+      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -removed.chunks, -removed.length);
       return this.documents.restart(tx, current);
     });
     await this.queue.enqueue(document);

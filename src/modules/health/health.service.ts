@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
+import { withDeadline } from 'src/common/async/deadline.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { EmbeddingService, type EmbeddingStatus } from 'src/modules/ingestion/embedding/embedding.service.js';
@@ -20,18 +21,12 @@ const CHECK_TIMEOUT_MS = 2_000;
 
 /** Runs one probe; the reason of a failure is logged, not returned: /ready is open to anyone. */
 async function check(name: string, probe: () => Promise<unknown>, logger: Logger): Promise<CheckResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
   try {
-    await Promise.race([probe(), timeout]);
+    await withDeadline(probe(), CHECK_TIMEOUT_MS, () => new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`));
     return { status: 'ok' };
   } catch (err) {
     logger.warn({ err, check: name }, 'readiness check failed');
     return { status: 'error' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

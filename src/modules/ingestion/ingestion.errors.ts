@@ -1,5 +1,3 @@
-import { AppError } from 'src/common/errors/app-error.js';
-
 /** Codes a document can fail with; they appear in the document's `error` and in the failure event. */
 export type ProcessingErrorCode =
   | 'invalid_pdf'
@@ -49,19 +47,6 @@ export const IngestionErrors = {
       {
         pixels,
         limit_pixels: limit,
-      },
-    ),
-};
-
-/** Errors of the embedding configuration, raised at boot or on use, never silently ignored. */
-export const EmbeddingErrors = {
-  unavailable: (provider: string, reason: string) =>
-    new AppError(
-      503,
-      'embedding_unavailable',
-      `The ${provider} embedding provider is unavailable: ${reason}`,
-      {
-        provider,
       },
     ),
 };

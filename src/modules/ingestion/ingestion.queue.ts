@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import type { Logger } from 'pino';
+import { withDeadline } from 'src/common/async/deadline.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 
 export enum QueueName {
@@ -55,27 +56,23 @@ export class IngestionQueue {
    */
   async enqueue(document: { id: string; generation: number; recoveries: number }): Promise<boolean> {
     const jobId = processDocumentJobId(document.id, document.generation, document.recoveries);
-    let timer: NodeJS.Timeout | undefined;
+    const added = this.queue.add(
+      JobName.ProcessDocument,
+      { documentId: document.id, generation: document.generation },
+      {
+        ...PROCESS_DOCUMENT_RETRY,
+        timeout: PROCESS_DOCUMENT_TIMEOUT_MS,
+        jobId,
+        removeOnComplete: true,
+        removeOnFail: true,
+      },
+    );
     try {
-      await Promise.race([
-        this.queue.add(
-          JobName.ProcessDocument,
-          { documentId: document.id, generation: document.generation },
-          {
-            ...PROCESS_DOCUMENT_RETRY,
-            timeout: PROCESS_DOCUMENT_TIMEOUT_MS,
-            jobId,
-            removeOnComplete: true,
-            removeOnFail: true,
-          },
-        ),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer from Redis in ${ENQUEUE_TIMEOUT_MS} ms`)),
-            ENQUEUE_TIMEOUT_MS,
-          );
-        }),
-      ]);
+      await withDeadline(
+        added,
+        ENQUEUE_TIMEOUT_MS,
+        () => new Error(`no answer from Redis in ${ENQUEUE_TIMEOUT_MS} ms`),
+      );
       return true;
     } catch (err) {
       this.logger.warn(
@@ -83,8 +80,6 @@ export class IngestionQueue {
         'could not queue document; the recovery sweep will',
       );
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

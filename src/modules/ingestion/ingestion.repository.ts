@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { newId } from 'src/common/ids/ids.js';
 import type { Tx } from 'src/database/transaction.js';
+import { adjustChunkStats, removeDocumentChunks } from 'src/modules/datasets/chunk-statistics.js';
 import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
 import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
@@ -87,7 +88,7 @@ export class IngestionRepository {
       );
       if (!current) return false;
 
-      const previous = await this.removeChunks(tx, run.documentId);
+      const previous = await removeDocumentChunks(tx, run.documentId);
       const vectors = embeddings && this.acceptsEmbeddings(dataset, embeddings) ? embeddings.vectors : null;
       if (vectors && embeddings && dataset.embedding_model === null) {
         await tx.query(`UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1`, [
@@ -104,10 +105,7 @@ export class IngestionRepository {
         chunks,
         vectors,
       );
-      await tx.query(
-        `UPDATE datasets SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3 WHERE id = $1`,
-        [datasetId, chunks.length - previous.chunks, totalLength - previous.length],
-      );
+      await adjustChunkStats(tx, datasetId, chunks.length - previous.chunks, totalLength - previous.length);
       await tx.query(
         `UPDATE documents
             SET status = 'ready', chunks_created = $3, processing_time_ms = $4, processed_at = now(),
@@ -128,15 +126,6 @@ export class IngestionRepository {
     return (
       dataset.embedding_model === embeddings.model && dataset.embedding_dimensions === embeddings.dimensions
     );
-  }
-
-  private async removeChunks(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
-    const [removed] = await tx.query<{ chunks: number; length: number }[]>(
-      `WITH gone AS (DELETE FROM chunks WHERE document_id = $1 RETURNING length)
-       SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::float8 AS length FROM gone`,
-      [documentId],
-    );
-    return removed;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { withDeadline } from 'src/common/async/deadline.js';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
@@ -68,16 +69,8 @@ export class SearchService {
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
    * reading the chunks. The database statements are also cancelled by their own statement timeout.
    */
-  async withinDeadline<T>(work: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(SearchErrors.timeout()), this.config.search.timeoutMs);
-    });
-    try {
-      return await Promise.race([work(), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+  withinDeadline<T>(work: () => Promise<T>): Promise<T> {
+    return withDeadline(work(), this.config.search.timeoutMs, SearchErrors.timeout);
   }
 
   batchConcurrency(): number {
