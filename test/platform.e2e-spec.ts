@@ -98,13 +98,15 @@ describe('Readiness while Redis is down', () => {
 });
 
 describe('Boot', () => {
+  const MIGRATIONS = ['Init1732000000000', 'Documents1732000000001', 'TermStats1732000000002'];
+
   it('migrates an empty database at boot, enabling the vector extension', async () => {
     const t = await startTestApp({}, { emptyDatabase: true });
     try {
       const { rows } = await t.sql.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`);
       expect(rows).toHaveLength(1);
       const migrations = await t.sql.query('SELECT name FROM schema_migrations');
-      expect(migrations.rows.map((r) => r.name)).toEqual(['Init1732000000000', 'Documents1732000000001']);
+      expect(migrations.rows.map((r) => r.name)).toEqual(MIGRATIONS);
     } finally {
       await t.close();
     }
@@ -118,12 +120,12 @@ describe('Boot', () => {
         Array.from({ length: 3 }, () => run(process.execPath, ['dist/cli.js', 'migrate'], { env })),
       );
       const applied = results.map((r) => (JSON.parse(r.stdout) as { applied: string[] }).applied);
-      expect(applied.flat()).toEqual(['Init1732000000000', 'Documents1732000000001']);
+      expect(applied.flat()).toEqual(MIGRATIONS);
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
       await client.end();
-      expect(rows[0].n).toBe(2);
+      expect(rows[0].n).toBe(MIGRATIONS.length);
     } finally {
       await database.drop();
     }

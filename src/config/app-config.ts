@@ -45,7 +45,14 @@ export interface AppConfig {
   embedding: EmbeddingConfig;
   ingestion: IngestionConfig;
   ocr: { workers: number; maxPixels: number };
-  search: { bm25K1: number; bm25B: number; timeoutMs: number; batchConcurrency: number };
+  search: {
+    bm25K1: number;
+    bm25B: number;
+    timeoutMs: number;
+    batchConcurrency: number;
+    /** Memory for term postings kept by the keyword leg, in MiB (0: none kept). */
+    postingsCacheMiB: number;
+  };
   rerank: {
     provider: 'none' | 'local' | 'http';
     model: string;
@@ -265,6 +272,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       bm25B: read.number('BM25_B', 0.75, 0, 1),
       timeoutMs: read.int('SEARCH_TIMEOUT_MS', 10_000, 1, 60_000),
       batchConcurrency: read.int('SEARCH_BATCH_CONCURRENCY', 4, 1, 10),
+      postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
     },
     rerank: {
       provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),

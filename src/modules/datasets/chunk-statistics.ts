@@ -17,11 +17,24 @@ export async function adjustChunkStats(
   );
 }
 
-/** Deletes a document's chunks (their postings cascade) and returns how many there were and their length. */
+/**
+ * Deletes a document's chunks (their postings cascade) and returns how many there were and their
+ * length. The terms of the postings that go lose their share of the document frequencies first, and
+ * get a new version (see the term_stats migration). Callers hold the dataset's lock.
+ */
 export async function removeDocumentChunks(
   tx: Tx,
   documentId: string,
 ): Promise<{ chunks: number; length: number }> {
+  await tx.query(
+    `UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
+       FROM (SELECT p.dataset_seq, p.term, count(*)::int AS n
+               FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
+              WHERE c.document_id = $1
+              GROUP BY p.dataset_seq, p.term) g
+      WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term`,
+    [documentId],
+  );
   const [removed] = await tx.query<{ chunks: number; length: number }[]>(
     `WITH gone AS (DELETE FROM chunks WHERE document_id = $1 RETURNING length)
      SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::float8 AS length FROM gone`,

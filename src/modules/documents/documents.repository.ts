@@ -59,22 +59,12 @@ export class DocumentsRepository {
     return pagedQuery(query, { 'd.created_at': 'DESC', 'd.id': 'DESC' }, limit, offset);
   }
 
-  /** Number and total BM25 length of the document's chunks, to take them out of the dataset's statistics. */
-  async chunkStats(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
-    const [row] = await tx.query<{ chunks: number; length: number }[]>(
-      `SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::bigint::float8 AS length
-         FROM chunks WHERE document_id = $1`,
-      [documentId],
-    );
-    return row;
-  }
-
-  /** Deletes the document; its source, chunks and postings go with it (foreign keys cascade). */
+  /** Deletes the document and its source; its chunks must have gone first (`removeChunks`). */
   async delete(tx: Tx, document: DocumentEntity): Promise<void> {
     await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
   }
 
-  /** Deletes the document's chunks now (before a reprocess) and returns what they counted for. */
+  /** Deletes the document's chunks and postings, and returns what they counted for in the dataset. */
   removeChunks(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
     return removeDocumentChunks(tx, documentId);
   }

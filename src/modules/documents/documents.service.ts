@@ -119,10 +119,10 @@ export class DocumentsService {
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)
         : null;
       if (!document) throw DocumentErrors.notFound(documentId);
-      const stats = await this.documents.chunkStats(tx, document.id);
+      const removed = await this.documents.removeChunks(tx, document.id);
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
-      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -stats.chunks, -stats.length);
+      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -removed.chunks, -removed.length);
     });
     this.events.emit('document.deleted', {
       document_id: documentId,

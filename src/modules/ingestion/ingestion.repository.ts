@@ -129,9 +129,10 @@ export class IngestionRepository {
   }
 
   /**
-   * Inserts the chunks and their postings in two statements. The dataset's text search configuration
-   * turns each chunk into lexemes (stemmed, stop words dropped); a lexeme's tf is its number of
-   * positions, and a chunk's BM25 length the sum of its tfs. Returns the total length added.
+   * Inserts the chunks, their postings and the terms' document frequencies in one statement. The
+   * dataset's text search configuration turns each chunk into lexemes (stemmed, stop words dropped); a
+   * lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its tfs. Returns the
+   * total length added.
    */
   private async insertChunks(
     tx: Tx,
@@ -160,6 +161,11 @@ export class IngestionRepository {
          INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
          SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
            FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
+       ), term_counts AS (
+         INSERT INTO term_stats AS t (dataset_seq, term, df)
+         SELECT $2, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
+         ON CONFLICT (dataset_seq, term)
+         DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')
        )
        SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`,
       [

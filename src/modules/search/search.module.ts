@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { POSTING_BYTES, PostingsCache } from 'src/modules/search/postings-cache.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
@@ -8,7 +10,17 @@ import { SearchService } from 'src/modules/search/search.service.js';
 @Module({
   imports: [DatasetsModule],
   controllers: [SearchController],
-  providers: [SearchService, SearchRepository, RerankService],
+  providers: [
+    SearchService,
+    SearchRepository,
+    RerankService,
+    {
+      provide: PostingsCache,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        new PostingsCache(Math.floor((config.search.postingsCacheMiB * 2 ** 20) / POSTING_BYTES)),
+    },
+  ],
   exports: [SearchService],
 })
 export class SearchModule {}

@@ -3,17 +3,22 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { toSql } from 'pgvector';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
+import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { compileFilters } from 'src/modules/search/filters.js';
+import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
-
-export interface Bm25Parameters {
-  k1: number;
-  b: number;
-}
 
 export interface LegHit {
   chunkSeq: string;
   score: number;
+}
+
+interface TermRow {
+  term: string;
+  version: string;
+  /** The dataset's chunk count and total chunk length (BM25's N and the sum behind avgdl). */
+  n: number;
+  total: number;
 }
 
 export interface ChunkRow {
@@ -27,9 +32,6 @@ export interface ChunkRow {
 /** Below this many chunks in a dataset, the vector leg scans exactly instead of using HNSW. */
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
-/** Best-scored chunks checked against status and filters before falling back to all of them. */
-const KEYWORD_POOL = 400;
-const ALL_SCORED = 2_147_483_647;
 /** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
 const HNSW_MAX_SCAN_TUPLES = 200_000;
 
@@ -40,16 +42,17 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
  */
 @Injectable()
 export class SearchRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly cache: PostingsCache,
+  ) {}
 
   /**
-   * Okapi BM25 over the dataset's postings:
-   *   score(c) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len(c)/avgdl)),
-   *   idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
-   * with N and avgdl from the dataset's own statistics, df from the postings themselves (exact under
-   * concurrent writes: it is what this transaction sees), and the query's lexemes from the dataset's
-   * text search configuration (stemming, stop words), each counted once. All arithmetic is float8:
-   * literals like 1.2 would otherwise be numeric, which is slow.
+   * The keyword leg: exact Okapi BM25 (see `scoreBm25`) over the dataset's postings, best first, of
+   * chunks of ready documents that pass the filters. One REPEATABLE READ snapshot covers the dataset's
+   * statistics, the query terms' versions and document frequencies, the postings read from the
+   * database, and the status and filter checks, so concurrent ingestion never mixes two states.
+   * Postings already in memory at the same version are not read again (see `PostingsCache`).
    */
   keyword(
     datasetSeq: string,
@@ -60,53 +63,84 @@ export class SearchRepository {
     bm25: Bm25Parameters,
     timeoutMs: number,
   ): Promise<LegHit[]> {
-    const filter = compileFilters(filters, 8);
-    // Only the `$7` best-scored chunks are checked against their document's status and the filters.
-    const sql = `WITH query_terms AS (
-         SELECT DISTINCT lexeme FROM unnest(to_tsvector($2::regconfig, $3))
-       ), stats AS (
-         SELECT chunk_count::float8 AS n, total_chunk_length::float8 / greatest(chunk_count, 1) AS avgdl
-           FROM datasets WHERE seq = $1
-       ), postings AS (
-         SELECT p.chunk_seq, p.tf::float8 AS tf, p.length::float8 AS len,
-                count(*) OVER (PARTITION BY p.term)::float8 AS df
-           FROM chunk_terms p JOIN query_terms q ON p.term = q.lexeme
-          WHERE p.dataset_seq = $1
-       ), scored AS (
-         SELECT chunk_seq,
-                sum(ln(1 + (s.n - df + 0.5) / (df + 0.5))
-                    * tf * ($4::float8 + 1) / (tf + $4::float8 * (1 - $5::float8 + $5::float8 * len / s.avgdl))) AS score
-           FROM postings, stats s
-          GROUP BY chunk_seq
-          ORDER BY score DESC, chunk_seq
-          LIMIT $7
-       )
-       SELECT sc.chunk_seq AS seq, sc.score
-         FROM scored sc
-         JOIN chunks c ON c.seq = sc.chunk_seq
-         JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'ready' AND ${filter.sql}
-        ORDER BY sc.score DESC, sc.chunk_seq
-        LIMIT $6`;
-    const run = (tx: Tx, pool: number) =>
-      tx.query<{ seq: string; score: number }[]>(sql, [
-        datasetSeq,
-        language,
-        query,
-        bm25.k1,
-        bm25.b,
-        limit,
-        pool,
-        ...filter.params,
-      ]);
-    return this.withTimeout(timeoutMs, async (tx) => {
-      // Usually the best-scored chunks are ready and pass the filters, so only the top of the ranking is
-      // joined to chunks and documents. When too few of them pass (a selective filter), every scored
-      // chunk is checked. Either way the result is the exact BM25 top `limit`.
-      let rows = await run(tx, Math.max(4 * limit, KEYWORD_POOL));
-      if (rows.length < limit) rows = await run(tx, ALL_SCORED);
-      return rows.map((row) => ({ chunkSeq: row.seq, score: row.score }));
-    });
+    return this.withTimeout(
+      timeoutMs,
+      async (tx) => {
+        const terms = await tx.query<TermRow[]>(
+          `SELECT t.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
+             FROM datasets d JOIN term_stats t ON t.dataset_seq = d.seq
+            WHERE d.seq = $1 AND t.df > 0
+              AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))`,
+          [datasetSeq, language, query],
+        );
+        if (terms.length === 0) return [];
+        const postings = await this.postings(tx, datasetSeq, terms);
+        const rank = (k: number) => rankBm25(postings, terms[0].n, terms[0].total, bm25, k);
+        return this.firstPassing(tx, rank, filters, limit);
+      },
+      'REPEATABLE READ',
+    );
+  }
+
+  /** The terms' postings, from memory when the version there is current, else from the database. */
+  private async postings(tx: Tx, datasetSeq: string, terms: TermRow[]): Promise<Postings[]> {
+    const found = new Map<string, Postings>();
+    for (const { term, version } of terms) {
+      const postings = this.cache.get(datasetSeq, term, version);
+      if (postings) found.set(term, postings);
+    }
+    const missing = terms.filter(({ term }) => !found.has(term));
+    if (missing.length > 0) {
+      // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting.
+      const rows = await tx.query<{ term: string; packed: Buffer }[]>(
+        `SELECT term, string_agg(int8send(chunk_seq) || int4send(tf) || int4send(length), ''::bytea) AS packed
+           FROM chunk_terms WHERE dataset_seq = $1 AND term = ANY($2::text[])
+          GROUP BY term`,
+        [datasetSeq, missing.map(({ term }) => term)],
+      );
+      const versions = new Map(missing.map(({ term, version }) => [term, version]));
+      for (const { term, packed } of rows) {
+        const postings = unpackPostings(packed);
+        found.set(term, postings);
+        this.cache.set(datasetSeq, term, versions.get(term)!, postings);
+      }
+    }
+    return [...found.values()];
+  }
+
+  /**
+   * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`.
+   * Usually twice `limit` is more than enough; when a selective filter leaves too few of them, the
+   * next ones are checked, four times as many each round, until `limit` pass or none are left. Each
+   * round ranks again (in memory, a millisecond or two) rather than keep every score between rounds.
+   */
+  private async firstPassing(
+    tx: Tx,
+    rank: (k: number) => { ranked: Scored[]; matched: number },
+    filters: unknown,
+    limit: number,
+  ): Promise<LegHit[]> {
+    const filter = compileFilters(filters, 3);
+    const hits: LegHit[] = [];
+    for (let checked = 0, next = 2 * limit; hits.length < limit; next *= 4) {
+      const { ranked, matched } = rank(checked + next);
+      const round = ranked.slice(checked);
+      const passing = await tx.query<{ seq: string }[]>(
+        `SELECT c.seq
+           FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
+           JOIN chunks c ON c.seq = r.seq
+           JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'ready' AND ${filter.sql}
+          ORDER BY r.rank
+          LIMIT $2`,
+        [round.map(({ chunk }) => chunk), limit - hits.length, ...filter.params],
+      );
+      const scores = new Map(round.map(({ chunk, score }) => [String(chunk), score]));
+      hits.push(...passing.map(({ seq }) => ({ chunkSeq: seq, score: scores.get(seq)! })));
+      checked += round.length;
+      if (checked >= matched) break;
+    }
+    return hits;
   }
 
   /**
@@ -170,9 +204,13 @@ export class SearchRepository {
     return new Map(rows.map((row) => [row.seq, row]));
   }
 
-  private async withTimeout<T>(timeoutMs: number, work: (tx: Tx) => Promise<T>): Promise<T> {
+  private async withTimeout<T>(
+    timeoutMs: number,
+    work: (tx: Tx) => Promise<T>,
+    isolation: 'READ COMMITTED' | 'REPEATABLE READ' = 'READ COMMITTED',
+  ): Promise<T> {
     try {
-      return await this.db.transaction(async (tx) => {
+      return await this.db.transaction(isolation, async (tx) => {
         await tx.query(`SELECT set_config('statement_timeout', $1, true), set_config('jit', 'off', true)`, [
           `${timeoutMs}ms`,
         ]);

@@ -1,0 +1,102 @@
+import { rankBm25 } from 'src/modules/search/bm25.js';
+import type { Postings } from 'src/modules/search/postings-cache.js';
+
+/** A deterministic pseudo-random generator, so that a failure can be replayed. */
+function generator(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+function postings(entries: [chunk: number, tf: number, length: number][]): Postings {
+  return {
+    chunks: Float64Array.from(entries.map(([chunk]) => chunk)),
+    tf: Uint32Array.from(entries.map(([, tf]) => tf)),
+    length: Uint32Array.from(entries.map(([, , length]) => length)),
+  };
+}
+
+/** The formula, written out plainly over the same postings. */
+function reference(terms: Postings[], n: number, total: number, k1 = 1.2, b = 0.75): Map<number, number> {
+  const avgdl = total / n;
+  const scores = new Map<number, number>();
+  for (const term of terms) {
+    const df = term.chunks.length;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    term.chunks.forEach((chunk, i) => {
+      const tf = term.tf[i];
+      const part = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * term.length[i]) / avgdl));
+      scores.set(chunk, (scores.get(chunk) ?? 0) + part);
+    });
+  }
+  return scores;
+}
+
+describe('rankBm25', () => {
+  const parameters = { k1: 1.2, b: 0.75 };
+
+  it('scores every matching chunk as the formula does and ranks the k best, best first', () => {
+    const random = generator(7);
+    const lengths = new Map<number, number>();
+    const terms = [3000, 800, 120, 5].map((df) => {
+      const chunks = new Set<number>();
+      while (chunks.size < df) chunks.add(1 + Math.floor(random() * 5000) * 7919);
+      return postings(
+        [...chunks].map((chunk) => {
+          if (!lengths.has(chunk)) lengths.set(chunk, 1 + Math.floor(random() * 60));
+          return [chunk, 1 + Math.floor(random() * 3), lengths.get(chunk)!];
+        }),
+      );
+    });
+    const expected = reference(terms, 9000, 9000 * 30);
+    const kth = [...expected.values()].sort((a, b) => b - a)[49];
+
+    const { ranked, matched } = rankBm25(terms, 9000, 9000 * 30, parameters, 50);
+    expect(matched).toBe(expected.size);
+    expect(ranked).toHaveLength(50);
+    ranked.forEach(({ chunk, score }, i) => {
+      expect(Math.abs(score - expected.get(chunk)!)).toBeLessThan(1e-9);
+      expect(score).toBeGreaterThan(kth - 1e-9);
+      if (i > 0) expect(score).toBeLessThanOrEqual(ranked[i - 1].score);
+    });
+    // Asking for more than matched returns them all, best first.
+    const all = rankBm25(terms, 9000, 9000 * 30, parameters, 1_000_000).ranked;
+    expect(all.map(({ chunk }) => chunk).sort((a, b) => a - b)).toEqual(
+      [...expected.keys()].sort((a, b) => a - b),
+    );
+    all.forEach(({ score }, i) => i > 0 && expect(score).toBeLessThanOrEqual(all[i - 1].score));
+  });
+
+  it('breaks ties by the lower chunk, whatever the order of the postings', () => {
+    const term = postings([
+      [90, 1, 10],
+      [12, 1, 10],
+      [55, 1, 10],
+      [7, 2, 10],
+    ]);
+    const { ranked } = rankBm25([term], 100, 1000, parameters, 3);
+    expect(ranked.map(({ chunk }) => chunk)).toEqual([7, 12, 55]);
+  });
+
+  it('starts afresh on every call, after a large query and a small one alike', () => {
+    const large = postings(Array.from({ length: 200_000 }, (_, i) => [i + 1, 1, 10]));
+    expect(rankBm25([large], 300_000, 3_000_000, parameters, 10).matched).toBe(200_000);
+    const small = postings([
+      [3, 1, 10],
+      [150_000, 2, 10],
+    ]);
+    const { ranked, matched } = rankBm25([small, small], 300_000, 3_000_000, parameters, 10);
+    expect(matched).toBe(2);
+    expect(ranked.map(({ chunk }) => chunk)).toEqual([150_000, 3]);
+    expect(rankBm25([], 10, 100, parameters, 10)).toEqual({ ranked: [], matched: 0 });
+  });
+
+  it('keeps chunk seqs beyond 2^32 apart', () => {
+    const term = postings([
+      [2 ** 33 + 1, 1, 10],
+      [1, 1, 10],
+      [2 ** 40 + 1, 2, 10],
+    ]);
+    const { ranked, matched } = rankBm25([term, term], 10, 100, parameters, 10);
+    expect(matched).toBe(3);
+    expect(ranked.map(({ chunk }) => chunk)).toEqual([2 ** 40 + 1, 1, 2 ** 33 + 1]);
+  });
+});

@@ -1,0 +1,76 @@
+import {
+  POSTING_BYTES,
+  type Postings,
+  PostingsCache,
+  unpackPostings,
+} from 'src/modules/search/postings-cache.js';
+
+function postings(count: number): Postings {
+  return {
+    chunks: Float64Array.from({ length: count }, (_, i) => i + 1),
+    tf: new Uint32Array(count).fill(1),
+    length: new Uint32Array(count).fill(5),
+  };
+}
+
+describe('PostingsCache', () => {
+  it('returns postings only for the version they were read at', () => {
+    const cache = new PostingsCache(100);
+    const held = postings(3);
+    cache.set('1', 'cell', '41', held);
+    expect(cache.get('1', 'cell', '41')).toBe(held);
+    expect(cache.get('2', 'cell', '41')).toBeUndefined();
+    expect(cache.get('1', 'cell', '42')).toBeUndefined();
+    // A stale entry is dropped once seen, and its postings no longer count.
+    expect(cache.get('1', 'cell', '41')).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('evicts the least recently used terms to stay within its budget of postings', () => {
+    const cache = new PostingsCache(10);
+    cache.set('1', 'a', '1', postings(4));
+    cache.set('1', 'b', '1', postings(4));
+    cache.get('1', 'a', '1'); // a is now the most recently used
+    cache.set('1', 'c', '1', postings(4));
+    expect(cache.get('1', 'b', '1')).toBeUndefined();
+    expect(cache.get('1', 'a', '1')).toBeDefined();
+    expect(cache.get('1', 'c', '1')).toBeDefined();
+    expect(cache.size).toBe(8);
+  });
+
+  it('does not keep a term larger than the whole budget, nor anything with a budget of 0', () => {
+    const cache = new PostingsCache(10);
+    cache.set('1', 'a', '1', postings(4));
+    cache.set('1', 'huge', '1', postings(11));
+    expect(cache.get('1', 'huge', '1')).toBeUndefined();
+    expect(cache.get('1', 'a', '1')).toBeDefined();
+    const none = new PostingsCache(0);
+    none.set('1', 'a', '1', postings(1));
+    expect(none.size).toBe(0);
+  });
+
+  it('replaces a term read again at a newer version', () => {
+    const cache = new PostingsCache(10);
+    cache.set('1', 'a', '1', postings(4));
+    const newer = postings(2);
+    cache.set('1', 'a', '2', newer);
+    expect(cache.size).toBe(2);
+    expect(cache.get('1', 'a', '2')).toBe(newer);
+  });
+});
+
+describe('unpackPostings', () => {
+  it('reads the database’s packed form: int8 chunk, int4 tf, int4 length, big-endian', () => {
+    const packed = Buffer.alloc(2 * POSTING_BYTES);
+    packed.writeBigInt64BE(2n ** 40n + 7n, 0);
+    packed.writeUInt32BE(3, 8);
+    packed.writeUInt32BE(120, 12);
+    packed.writeBigInt64BE(42n, 16);
+    packed.writeUInt32BE(1, 24);
+    packed.writeUInt32BE(9, 28);
+    const { chunks, tf, length } = unpackPostings(packed);
+    expect([...chunks]).toEqual([2 ** 40 + 7, 42]);
+    expect([...tf]).toEqual([3, 1]);
+    expect([...length]).toEqual([120, 9]);
+  });
+});

@@ -1,0 +1,81 @@
+/** One term's postings in a dataset: for each chunk holding it, the chunk, the term's tf and the chunk's length. */
+export interface Postings {
+  chunks: Float64Array;
+  tf: Uint32Array;
+  length: Uint32Array;
+}
+
+/** Bytes per posting in the database's packed form and in memory: int8 chunk, int4 tf, int4 length. */
+export const POSTING_BYTES = 16;
+
+/** Reads the packed form (`int8send(chunk_seq) || int4send(tf) || int4send(length)`, repeated). */
+export function unpackPostings(packed: Buffer): Postings {
+  const count = packed.length / POSTING_BYTES;
+  const postings = {
+    chunks: new Float64Array(count),
+    tf: new Uint32Array(count),
+    length: new Uint32Array(count),
+  };
+  for (let i = 0, at = 0; i < count; i++, at += POSTING_BYTES) {
+    // Chunk seqs are positive and far below 2^53: two unsigned halves read faster than a BigInt.
+    postings.chunks[i] = packed.readUInt32BE(at) * 2 ** 32 + packed.readUInt32BE(at + 4);
+    postings.tf[i] = packed.readUInt32BE(at + 8);
+    postings.length[i] = packed.readUInt32BE(at + 12);
+  }
+  return postings;
+}
+
+interface Entry {
+  version: string;
+  postings: Postings;
+}
+
+/**
+ * Term postings kept in memory between queries, least recently used first out, within a budget of
+ * postings. An entry is keyed by dataset and term and is only ever returned for the exact version it
+ * was read at: the term_stats version changes in the same transaction as the term's postings, so a
+ * query that reads versions and any missing postings in one snapshot sees exactly the postings the
+ * database holds in that snapshot, whether they come from here or from the database.
+ */
+export class PostingsCache {
+  /** A Map iterates in insertion order: re-inserting on every hit keeps the oldest entry first. */
+  private readonly entries = new Map<string, Entry>();
+  private held = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  get size(): number {
+    return this.held;
+  }
+
+  get(datasetSeq: string, term: string, version: string): Postings | undefined {
+    const key = `${datasetSeq}\u0000${term}`;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.entries.delete(key);
+    if (entry.version !== version) {
+      this.held -= entry.postings.chunks.length;
+      return undefined;
+    }
+    this.entries.set(key, entry);
+    return entry.postings;
+  }
+
+  set(datasetSeq: string, term: string, version: string, postings: Postings): void {
+    const count = postings.chunks.length;
+    if (count > this.capacity) return;
+    const key = `${datasetSeq}\u0000${term}`;
+    const previous = this.entries.get(key);
+    if (previous) {
+      this.entries.delete(key);
+      this.held -= previous.postings.chunks.length;
+    }
+    for (const [oldest, entry] of this.entries) {
+      if (this.held + count <= this.capacity) break;
+      this.entries.delete(oldest);
+      this.held -= entry.postings.chunks.length;
+    }
+    this.entries.set(key, { version, postings });
+    this.held += count;
+  }
+}
