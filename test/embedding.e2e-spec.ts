@@ -137,6 +137,33 @@ describe('Embedding providers', () => {
     }
   });
 
+  it('embeds a query (in its worker thread) exactly as the same text is embedded as a passage', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: 'synthetic/bert-L6-H384' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const text = 'Mitochondria produce most of the energy of the cell.';
+      const created = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: text })
+        .expect(201);
+      await waitForDocument(t.http, key, datasetId, created.body.document_id as string);
+      const ask = (query: string) =>
+        t.http
+          .post('/v1/mcp/query')
+          .set(bearer(key))
+          .send({ dataset_id: datasetId, query, mode: 'semantic', explain: true })
+          .expect(200);
+      // Concurrent queries each get their own vector back, whatever order the worker answers in.
+      const [same, other] = await Promise.all([ask(text), ask('Stock markets fell on Tuesday.')]);
+      expect(same.body.results[0].semantic_score).toBeGreaterThan(0.9999);
+      expect(other.body.results[0].semantic_score).toBeLessThan(0.999);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('uses the local model under auto when one is in MODELS_DIR', async () => {
     const t = await startTestApp({ EMBEDDING_PROVIDER: 'auto', EMBEDDING_MODEL: 'synthetic/bert-L6-H384' });
     try {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
@@ -24,7 +24,7 @@ export interface EmbeddingStatus {
  * from a provider that was asked for.
  */
 @Injectable()
-export class EmbeddingService implements OnModuleInit {
+export class EmbeddingService implements OnModuleInit, OnModuleDestroy {
   private provider: EmbeddingProvider | null = null;
   private reason = '';
 
@@ -69,6 +69,10 @@ export class EmbeddingService implements OnModuleInit {
     }
   }
 
+  async onModuleDestroy(): Promise<void> {
+    if (this.provider instanceof LocalEmbeddingProvider) await this.provider.close();
+  }
+
   /** The provider, or null when running keyword-only. */
   current(): EmbeddingProvider | null {
     return this.provider;
@@ -109,6 +113,7 @@ export class EmbeddingService implements OnModuleInit {
 
   private local(): Promise<LocalEmbeddingProvider> {
     const { model, modelsDir, allowDownload, batchSize } = this.config.embedding;
-    return LocalEmbeddingProvider.create({ model, modelsDir, allowDownload, batchSize });
+    const queriesInWorker = this.config.role !== 'worker';
+    return LocalEmbeddingProvider.create({ model, modelsDir, allowDownload, batchSize, queriesInWorker });
   }
 }

@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { env, type FeatureExtractionPipeline, pipeline } from '@huggingface/transformers';
+import type { FeatureExtractionPipeline } from '@huggingface/transformers';
 import type { Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
+import { embed, loadExtractor } from 'src/modules/ingestion/embedding/local-model.js';
 import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
+import { QueryEmbedder } from 'src/modules/ingestion/embedding/query-embedder.js';
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
 /** BGE's instruction for queries (passages are embedded as they are). */
@@ -25,6 +27,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     readonly dimensions: number,
     readonly maxTokens: number,
     batchSize: number,
+    private readonly queries: QueryEmbedder | null,
   ) {
     this.batcher = new MicroBatcher(
       (texts) => embed(extractor, texts),
@@ -41,15 +44,15 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     modelsDir: string;
     allowDownload: boolean;
     batchSize: number;
+    /** Embed queries in a worker thread (see `QueryEmbedder`); for processes that serve searches. */
+    queriesInWorker: boolean;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
-    env.localModelPath = options.modelsDir;
-    env.allowLocalModels = true;
-    env.allowRemoteModels = options.allowDownload;
     if (!options.allowDownload && !existsSync(join(options.modelsDir, model))) {
       throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
     }
-    const extractor = await pipeline('feature-extraction', model, { dtype: 'q8' });
+    const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
+    const extractor = await loadExtractor(source);
     const config = extractor.model.config as { hidden_size?: number; max_position_embeddings?: number };
     const [probe] = await embed(extractor, ['dimension probe']);
     return new LocalEmbeddingProvider(
@@ -58,6 +61,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       config.hidden_size ?? probe.length,
       config.max_position_embeddings ?? 512,
       options.batchSize,
+      options.queriesInWorker ? await QueryEmbedder.start(source) : null,
     );
   }
 
@@ -70,13 +74,14 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return this.batcher.submit(texts);
   }
 
+  /** In the worker when there is one and it works, else on this thread. */
   async embedQuery(text: string): Promise<number[]> {
-    const prefix = /bge/i.test(this.model) ? BGE_QUERY_PREFIX : '';
-    return (await embed(this.extractor, [`${prefix}${text}`]))[0];
+    const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
+    if (this.queries?.alive) return this.queries.embed(input);
+    return (await embed(this.extractor, [input]))[0];
   }
-}
 
-async function embed(extractor: FeatureExtractionPipeline, texts: string[]): Promise<number[][]> {
-  const output = await extractor(texts, { pooling: 'cls', normalize: true });
-  return output.tolist() as number[][];
+  async close(): Promise<void> {
+    await this.queries?.close();
+  }
 }

@@ -1,0 +1,26 @@
+import { env, type FeatureExtractionPipeline, pipeline } from '@huggingface/transformers';
+
+export interface LocalModelOptions {
+  model: string;
+  modelsDir: string;
+  allowDownload: boolean;
+  /** ONNX Runtime threads for one run of the model; the runtime's default when absent. */
+  threads?: number;
+}
+
+/** Loads a sentence-embedding model (quantised ONNX) through @huggingface/transformers. */
+export function loadExtractor(options: LocalModelOptions): Promise<FeatureExtractionPipeline> {
+  env.localModelPath = options.modelsDir;
+  env.allowLocalModels = true;
+  env.allowRemoteModels = options.allowDownload;
+  return pipeline('feature-extraction', options.model, {
+    dtype: 'q8',
+    ...(options.threads ? { session_options: { intraOpNumThreads: options.threads } } : {}),
+  });
+}
+
+/** CLS pooling and L2 normalisation, as BGE models are used. */
+export async function embed(extractor: FeatureExtractionPipeline, texts: string[]): Promise<number[][]> {
+  const output = await extractor(texts, { pooling: 'cls', normalize: true });
+  return output.tolist() as number[][];
+}

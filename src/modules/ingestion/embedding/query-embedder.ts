@@ -1,0 +1,70 @@
+import { Worker } from 'node:worker_threads';
+import type { LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
+
+type Reply = { id: number; vector: number[] } | { id: number; error: string };
+
+/**
+ * Embeds queries in a worker thread. ONNX Runtime runs a model synchronously on the calling thread,
+ * so a query embedded on the main thread would stop every other request for the length of the run,
+ * the keyword leg of the same search included. In a worker, the two legs of a search overlap, on
+ * the two cores they have. The worker's model runs with one thread: a single short query gains
+ * nothing from a second one, and the other core is the database's and the main thread's.
+ */
+export class QueryEmbedder {
+  private readonly pending = new Map<number, { resolve(v: number[]): void; reject(e: Error): void }>();
+  private nextId = 0;
+  private failure: Error | null = null;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (reply: Reply) => {
+      const waiting = this.pending.get(reply.id);
+      if (!waiting) return;
+      this.pending.delete(reply.id);
+      if ('error' in reply) waiting.reject(new Error(reply.error));
+      else waiting.resolve(reply.vector);
+    });
+    const fail = (error: Error) => {
+      this.failure = error;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the query embedding worker exited (code ${code})`)));
+    // The worker must not keep a process alive that has nothing else left to do.
+    worker.unref();
+  }
+
+  /** Starts the worker and resolves once its model is loaded (or rejects with why it did not load). */
+  static start(options: LocalModelOptions): Promise<QueryEmbedder> {
+    const worker = new Worker(new URL('./query-embedding.worker.js', import.meta.url), {
+      workerData: options,
+    });
+    return new Promise((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('message', (message: { ready: boolean; error?: string }) => {
+        worker.off('error', reject);
+        if (message.ready) resolve(new QueryEmbedder(worker));
+        else void worker.terminate().then(() => reject(new Error(message.error)));
+      });
+    });
+  }
+
+  /** False once the worker has failed; the provider then embeds queries on its own thread. */
+  get alive(): boolean {
+    return this.failure === null;
+  }
+
+  embed(text: string): Promise<number[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, text });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.worker.removeAllListeners('exit');
+    await this.worker.terminate();
+  }
+}
