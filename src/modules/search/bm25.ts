@@ -16,6 +16,48 @@ function before(a: Scored, b: Scored): boolean {
 }
 
 /**
+ * The `k` best-ranked chunks offered so far, in a binary heap whose root is the worst of them: keeping
+ * the k best of n is O(n log k), and a query with common terms matches tens of thousands of chunks
+ * for a few dozen results.
+ */
+class TopK {
+  private readonly heap: Scored[] = [];
+
+  constructor(private readonly k: number) {}
+
+  /** The score to beat once full; a tie enters only with a lower chunk than the worst kept. */
+  get threshold(): number {
+    return this.heap.length < this.k ? -Infinity : this.heap[0].score;
+  }
+
+  offer(chunk: number, score: number): void {
+    const heap = this.heap;
+    if (heap.length < this.k) {
+      heap.push({ chunk, score });
+      for (let i = heap.length - 1; i > 0 && before(heap[(i - 1) >> 1], heap[i]); i = (i - 1) >> 1) {
+        [heap[i], heap[(i - 1) >> 1]] = [heap[(i - 1) >> 1], heap[i]];
+      }
+    } else if (this.k > 0 && (score > heap[0].score || (score === heap[0].score && chunk < heap[0].chunk))) {
+      heap[0] = { chunk, score };
+      for (let i = 0; ;) {
+        const left = 2 * i + 1;
+        let worst = i;
+        if (left < heap.length && before(heap[worst], heap[left])) worst = left;
+        if (left + 1 < heap.length && before(heap[worst], heap[left + 1])) worst = left + 1;
+        if (worst === i) break;
+        [heap[i], heap[worst]] = [heap[worst], heap[i]];
+        i = worst;
+      }
+    }
+  }
+
+  /** Best first. */
+  ranked(): Scored[] {
+    return [...this.heap].sort((x, y) => (before(x, y) ? -1 : 1));
+  }
+}
+
+/**
  * The accumulator of `rankBm25`: an open-addressing hash table over one typed array of interleaved
  * (chunk, score) pairs, with the list of slots in use so that clearing it costs what was used. It is
  * kept between calls (scoring is synchronous, so no two calls share it at once): a fresh megabyte per
@@ -57,36 +99,11 @@ class Accumulator {
     table[2 * slot + 1] += score;
   }
 
-  /**
-   * The `k` best-ranked chunks, best first. A heap of the k best so far keeps this O(n log k): a query
-   * with common terms scores tens of thousands of chunks for a few dozen results.
-   */
   best(k: number): Scored[] {
-    // A binary heap whose root is the worst of those kept.
-    const heap: Scored[] = [];
-    const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j], heap[i]]);
-    for (let n = 0; n < this.count && k > 0; n++) {
-      const chunk = this.table[2 * this.used[n]];
-      const score = this.table[2 * this.used[n] + 1];
-      if (heap.length < k) {
-        heap.push({ chunk, score });
-        for (let i = heap.length - 1; i > 0 && before(heap[(i - 1) >> 1], heap[i]); i = (i - 1) >> 1) {
-          swap(i, (i - 1) >> 1);
-        }
-      } else if (score > heap[0].score || (score === heap[0].score && chunk < heap[0].chunk)) {
-        heap[0] = { chunk, score };
-        for (let i = 0; ;) {
-          const left = 2 * i + 1;
-          let worst = i;
-          if (left < heap.length && before(heap[worst], heap[left])) worst = left;
-          if (left + 1 < heap.length && before(heap[worst], heap[left + 1])) worst = left + 1;
-          if (worst === i) break;
-          swap(i, worst);
-          i = worst;
-        }
-      }
-    }
-    return heap.sort((x, y) => (before(x, y) ? -1 : 1));
+    const top = new TopK(k);
+    for (let n = 0; n < this.count; n++)
+      top.offer(this.table[2 * this.used[n]], this.table[2 * this.used[n] + 1]);
+    return top.ranked();
   }
 }
 
@@ -119,4 +136,88 @@ export function rankBm25(
     }
   }
   return { ranked: accumulator.best(k), matched: accumulator.count };
+}
+
+/** The first index at or after `from` whose chunk is not below `chunk` (postings ascend by chunk). */
+function seek(chunks: Float64Array, from: number, chunk: number): number {
+  let low = from;
+  let high = chunks.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (chunks[middle] < chunk) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * The same `k` best as `rankBm25`, without scoring most matching chunks: MaxScore (Turtle and Flood,
+ * 1995) over postings sorted by chunk. Each term's score in any chunk is at most its bound (its weight
+ * at its largest tf and shortest chunk). Once k chunks are kept, a chunk holding only terms whose
+ * bounds add up to no more than the k-th score cannot enter, so only the other ("essential") terms'
+ * postings are walked, in chunk order; the remaining terms are looked up by binary search, from the
+ * largest bound down, and only while the chunk can still enter. Chunks come in ascending order, so a
+ * chunk that only ties the k-th score ranks after it and need not enter either. Exact: it returns what
+ * scoring every chunk would, up to the last bits of sums taken in another order.
+ */
+export function topBm25(
+  terms: Postings[],
+  chunkCount: number,
+  totalLength: number,
+  { k1, b }: Bm25Parameters,
+  k: number,
+): Scored[] {
+  const top = new TopK(k);
+  if (k <= 0) return [];
+  const averageLength = totalLength / Math.max(chunkCount, 1);
+  const fixed = k1 * (1 - b);
+  const perLength = (k1 * b) / averageLength;
+  const lists = terms
+    .filter(({ chunks }) => chunks.length > 0)
+    .map((postings) => {
+      const df = postings.chunks.length;
+      const weight = Math.log(1 + (chunkCount - df + 0.5) / (df + 0.5)) * (k1 + 1);
+      const { maxTf, minLength } = postings;
+      return {
+        ...postings,
+        weight,
+        bound: (weight * maxTf) / (maxTf + fixed + perLength * minLength),
+        at: 0,
+      };
+    })
+    .sort((x, y) => x.bound - y.bound);
+  // prefix[j]: the most lists[0..j] can add to a chunk (with a margin for rounding).
+  const prefix = new Float64Array(lists.length);
+  lists.forEach((list, j) => (prefix[j] = ((j > 0 ? prefix[j - 1] : 0) + list.bound) * (1 + 1e-12)));
+
+  let essential = 0; // lists[essential..] are walked; lists[..essential - 1] only looked up
+  for (;;) {
+    let chunk = Infinity;
+    for (let j = essential; j < lists.length; j++) {
+      const list = lists[j];
+      if (list.at < list.chunks.length && list.chunks[list.at] < chunk) chunk = list.chunks[list.at];
+    }
+    if (chunk === Infinity) break;
+    let score = 0;
+    for (let j = essential; j < lists.length; j++) {
+      const list = lists[j];
+      if (list.chunks[list.at] !== chunk) continue;
+      const tf = list.tf[list.at];
+      score += (list.weight * tf) / (tf + fixed + perLength * list.length[list.at]);
+      list.at++;
+    }
+    const threshold = top.threshold;
+    for (let j = essential - 1; j >= 0 && score + prefix[j] > threshold; j--) {
+      const list = lists[j];
+      list.at = seek(list.chunks, list.at, chunk);
+      if (list.chunks[list.at] !== chunk) continue;
+      const tf = list.tf[list.at];
+      score += (list.weight * tf) / (tf + fixed + perLength * list.length[list.at]);
+    }
+    if (score > threshold) {
+      top.offer(chunk, score);
+      while (essential < lists.length && prefix[essential] <= top.threshold) essential++;
+    }
+  }
+  return top.ranked();
 }

@@ -10,6 +10,8 @@ function postings(count: number): Postings {
     chunks: Float64Array.from({ length: count }, (_, i) => i + 1),
     tf: new Uint32Array(count).fill(1),
     length: new Uint32Array(count).fill(5),
+    maxTf: 1,
+    minLength: 5,
   };
 }
 
@@ -60,17 +62,22 @@ describe('PostingsCache', () => {
 });
 
 describe('unpackPostings', () => {
-  it('reads the database’s packed form: int8 chunk, int4 tf, int4 length, big-endian', () => {
-    const packed = Buffer.alloc(2 * POSTING_BYTES);
-    packed.writeBigInt64BE(2n ** 40n + 7n, 0);
-    packed.writeUInt32BE(3, 8);
-    packed.writeUInt32BE(120, 12);
-    packed.writeBigInt64BE(42n, 16);
-    packed.writeUInt32BE(1, 24);
-    packed.writeUInt32BE(9, 28);
-    const { chunks, tf, length } = unpackPostings(packed);
-    expect([...chunks]).toEqual([2 ** 40 + 7, 42]);
-    expect([...tf]).toEqual([3, 1]);
-    expect([...length]).toEqual([120, 9]);
+  it('reads the database’s packed form (int8 chunk, int4 tf, int4 length, big-endian) into chunk order', () => {
+    const rows: [bigint, number, number][] = [
+      [2n ** 40n + 7n, 3, 120],
+      [42n, 1, 9],
+      [43n, 2, 30],
+    ];
+    const packed = Buffer.alloc(rows.length * POSTING_BYTES);
+    rows.forEach(([chunk, tf, length], i) => {
+      packed.writeBigInt64BE(chunk, i * POSTING_BYTES);
+      packed.writeUInt32BE(tf, i * POSTING_BYTES + 8);
+      packed.writeUInt32BE(length, i * POSTING_BYTES + 12);
+    });
+    const unpacked = unpackPostings(packed);
+    expect([...unpacked.chunks]).toEqual([42, 43, 2 ** 40 + 7]);
+    expect([...unpacked.tf]).toEqual([1, 2, 3]);
+    expect([...unpacked.length]).toEqual([9, 30, 120]);
+    expect(unpacked).toMatchObject({ maxTf: 3, minLength: 9 });
   });
 });

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { toSql } from 'pgvector';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
-import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
+import { type Bm25Parameters, rankBm25, type Scored, topBm25 } from 'src/modules/search/bm25.js';
 import { compileFilters } from 'src/modules/search/filters.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
@@ -75,7 +75,15 @@ export class SearchRepository {
         );
         if (terms.length === 0) return [];
         const postings = await this.postings(tx, datasetSeq, terms);
-        const rank = (k: number) => rankBm25(postings, terms[0].n, terms[0].total, bm25, k);
+        const [{ n, total }] = terms;
+        if (compileFilters(filters, 1).fields === 0) {
+          // Without a filter the ranking is the answer: postings exist only for chunks of ready
+          // documents (written in the transaction that makes a document ready, removed in the one that
+          // takes it out of that state), and this snapshot sees them and the postings alike.
+          const ranked = topBm25(postings, n, total, bm25, limit);
+          return ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
+        }
+        const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
         return this.firstPassing(tx, rank, filters, limit);
       },
       'REPEATABLE READ',
@@ -110,7 +118,7 @@ export class SearchRepository {
 
   /**
    * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`.
-   * With a filter, usually twice `limit` is more than enough; when a selective filter leaves too few of them, the
+   * Usually twice `limit` is more than enough; when a selective filter leaves too few of them, the
    * next ones are checked, four times as many each round, until `limit` pass or none are left. Each
    * round ranks again (in memory, a millisecond or two) rather than keep every score between rounds.
    */
@@ -121,12 +129,6 @@ export class SearchRepository {
     limit: number,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 3);
-    if (filter.fields === 0) {
-      // Without a filter the ranking is the answer: postings exist only for chunks of ready documents
-      // (they are written in the transaction that makes a document ready, and removed in the one that
-      // takes it out of that state), and this transaction's snapshot sees them and the postings alike.
-      return rank(limit).ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
-    }
     const hits: LegHit[] = [];
     for (let checked = 0, next = 2 * limit; hits.length < limit; next *= 4) {
       const { ranked, matched } = rank(checked + next);

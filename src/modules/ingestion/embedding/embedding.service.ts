@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
@@ -24,7 +24,7 @@ export interface EmbeddingStatus {
  * from a provider that was asked for.
  */
 @Injectable()
-export class EmbeddingService implements OnModuleInit, OnModuleDestroy {
+export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
   private provider: EmbeddingProvider | null = null;
   private reason = '';
 
@@ -69,7 +69,8 @@ export class EmbeddingService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the HTTP server has closed, so that searches still running finish their embeddings. */
+  async onApplicationShutdown(): Promise<void> {
     if (this.provider instanceof LocalEmbeddingProvider) await this.provider.close();
   }
 

@@ -23,15 +23,16 @@ export class QueryEmbedder {
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else waiting.resolve(reply.vector);
     });
-    const fail = (error: Error) => {
-      this.failure = error;
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the query embedding worker exited (code ${code})`)));
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => this.fail(new Error(`the query embedding worker exited (code ${code})`)));
     // The worker must not keep a process alive that has nothing else left to do.
     worker.unref();
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiting of this.pending.values()) waiting.reject(this.failure);
+    this.pending.clear();
   }
 
   /** Starts the worker and resolves once its model is loaded (or rejects with why it did not load). */
@@ -64,7 +65,7 @@ export class QueryEmbedder {
   }
 
   async close(): Promise<void> {
-    this.worker.removeAllListeners('exit');
+    this.fail(new Error('the query embedding worker was closed'));
     await this.worker.terminate();
   }
 }
