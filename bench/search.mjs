@@ -63,6 +63,7 @@ const db = new pg.Pool({ connectionString: database.url, max: 4 });
 const key = apiKey(database.url);
 const result = { chunks: chunks.length, model: MODEL, duration_seconds: DURATION };
 let server;
+let dir;
 try {
   // Load: documents, chunks and postings in bulk, computed exactly as the pipeline computes them.
   const t0 = performance.now();
@@ -135,6 +136,28 @@ try {
   result.load_seconds = Math.round((performance.now() - t0) / 1000);
   console.log(`loaded into PostgreSQL in ${result.load_seconds} s`);
 
+  // LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60).
+  env.localModelPath = MODELS_DIR;
+  env.allowRemoteModels = false;
+  const extractor = await pipeline('feature-extraction', MODEL, { dtype: 'q8' });
+  const embed = async (text) => (await extractor([text], { pooling: 'cls', normalize: true })).tolist()[0];
+  dir = `/tmp/lancedb-bench-${process.pid}`;
+  rmSync(dir, { recursive: true, force: true });
+  const lance = await lancedb.connect(dir);
+  const table = await lance.createTable(
+    'chunks',
+    chunks.map((c, i) => ({ id: i, text: c.text, category: c.category, vector: c.vector })),
+  );
+  await table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
+  await table.createIndex('text', { config: lancedb.Index.fts() });
+  const rrf = await lancedb.rerankers.RRFReranker.create(60);
+  const lanceQuery = async (text, filtered) => {
+    const vector = await embed(text);
+    let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf).limit(5);
+    if (filtered) query = query.where("category = 'c1'");
+    return query.toArray();
+  };
+
   server = await startServer({
     DATABASE_URL: database.url,
     REDIS_PREFIX: `bench_search_${process.pid}`,
@@ -161,24 +184,49 @@ try {
     for (const body of bodies) ms.push((await ask(path, body)).ms);
     return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
   };
+  const stats = (ms) => ({ p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
+  // Each query goes to our service and then to LanceDB, in alternation, so that both see the same
+  // machine at the same moment (its speed drifts over minutes) and the ratio compares like with like.
+  const paired = async (bodies, filtered) => {
+    const ours = [];
+    const theirs = [];
+    for (const body of bodies) {
+      ours.push((await ask('/v1/mcp/query', body)).ms);
+      const started = performance.now();
+      await lanceQuery(body.query, filtered);
+      theirs.push(performance.now() - started);
+    }
+    return { ours: stats(ours), lancedb: stats(theirs) };
+  };
   const sample = queries.slice(0, SINGLE_QUERIES);
-  await latency(
-    '/v1/mcp/query',
+  // Warm-up of both: the first 20 queries (measured again below).
+  await paired(
     sample.slice(0, 20).map((query) => ({ dataset_id: datasetId, query })),
-  ); // warm-up
-  result.single_hybrid = await latency(
-    '/v1/mcp/query',
+    false,
+  );
+  const first = await paired(
     sample.map((query) => ({ dataset_id: datasetId, query })),
+    false,
   );
   // The same queries again: the keyword leg now finds their terms' postings in memory.
-  result.single_hybrid_second_pass = await latency(
-    '/v1/mcp/query',
+  const second = await paired(
     sample.map((query) => ({ dataset_id: datasetId, query })),
+    false,
   );
-  result.single_hybrid_filtered = await latency(
-    '/v1/mcp/query',
+  const filtered = await paired(
     sample.map((query) => ({ dataset_id: datasetId, query, filters: { category: 'c1' } })),
+    true,
   );
+  result.single_hybrid = first.ours;
+  result.single_hybrid_second_pass = second.ours;
+  result.single_hybrid_filtered = filtered.ours;
+  result.lancedb = {
+    version: '0.37.1',
+    in_process: true,
+    single_hybrid: first.lancedb,
+    single_hybrid_second_pass: second.lancedb,
+    single_hybrid_filtered: filtered.lancedb,
+  };
   result.single_keyword = await latency(
     '/v1/mcp/query',
     sample.map((query) => ({ dataset_id: datasetId, query, mode: 'keyword' })),
@@ -225,47 +273,13 @@ try {
   await server?.stop();
   await db.end();
   await database.drop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-// LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60).
-env.localModelPath = MODELS_DIR;
-env.allowRemoteModels = false;
-const extractor = await pipeline('feature-extraction', MODEL, { dtype: 'q8' });
-const embed = async (text) => (await extractor([text], { pooling: 'cls', normalize: true })).tolist()[0];
-const dir = `/tmp/lancedb-bench-${process.pid}`;
-rmSync(dir, { recursive: true, force: true });
-const lance = await lancedb.connect(dir);
-const table = await lance.createTable(
-  'chunks',
-  chunks.map((c, i) => ({ id: i, text: c.text, category: c.category, vector: c.vector })),
-);
-await table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
-await table.createIndex('text', { config: lancedb.Index.fts() });
-const rrf = await lancedb.rerankers.RRFReranker.create(60);
-const lanceQuery = async (text, filtered) => {
-  const vector = await embed(text);
-  let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf).limit(5);
-  if (filtered) query = query.where("category = 'c1'");
-  return query.toArray();
-};
-const lanceLatency = async (filtered) => {
-  const ms = [];
-  for (const q of queries.slice(0, SINGLE_QUERIES)) {
-    const started = performance.now();
-    await lanceQuery(q, filtered);
-    ms.push(performance.now() - started);
-  }
-  return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
-};
-for (const q of queries.slice(0, 20)) await lanceQuery(q, false);
-result.lancedb = {
-  version: '0.37.1',
-  in_process: true,
-  single_hybrid: await lanceLatency(false),
-  single_hybrid_filtered: await lanceLatency(true),
-};
-rmSync(dir, { recursive: true, force: true });
 result.ratio_p50_lancedb_over_ours = round(result.lancedb.single_hybrid.p50_ms / result.single_hybrid.p50_ms);
+result.ratio_p50_second_pass_lancedb_over_ours = round(
+  result.lancedb.single_hybrid_second_pass.p50_ms / result.single_hybrid_second_pass.p50_ms,
+);
 result.ratio_p50_filtered_lancedb_over_ours = round(
   result.lancedb.single_hybrid_filtered.p50_ms / result.single_hybrid_filtered.p50_ms,
 );
@@ -282,8 +296,8 @@ batch of 10 (HTTP)          p50 ${result.batch_of_10.p50_ms} ms  p95 ${result.ba
 throughput (req/s)          ${Object.entries(result.throughput)
   .map(([k, v]) => `${k} ${v.requests_per_second}`)
   .join(', ')}
-LanceDB hybrid (in process) p50 ${result.lancedb.single_hybrid.p50_ms} ms  p95 ${result.lancedb.single_hybrid.p95_ms} ms; filtered p50 ${result.lancedb.single_hybrid_filtered.p50_ms} ms
-LanceDB p50 / ours p50      ${result.ratio_p50_lancedb_over_ours} (filtered ${result.ratio_p50_filtered_lancedb_over_ours}); > 1 means we are faster
+LanceDB hybrid (in process) p50 ${result.lancedb.single_hybrid.p50_ms} ms  p95 ${result.lancedb.single_hybrid.p95_ms} ms; second pass p50 ${result.lancedb.single_hybrid_second_pass.p50_ms} ms; filtered p50 ${result.lancedb.single_hybrid_filtered.p50_ms} ms
+LanceDB p50 / ours p50      ${result.ratio_p50_lancedb_over_ours} (second pass ${result.ratio_p50_second_pass_lancedb_over_ours}, filtered ${result.ratio_p50_filtered_lancedb_over_ours}); > 1 means we are faster
 written to ${writeResult('search', result)}`);
 
 function round(x) {

@@ -14,6 +14,8 @@ export class QueryEmbedder {
   private readonly pending = new Map<number, { resolve(v: number[]): void; reject(e: Error): void }>();
   private nextId = 0;
   private failure: Error | null = null;
+  /** Called when the last pending query is answered (see `close`). */
+  private onIdle: (() => void) | null = null;
 
   private constructor(private readonly worker: Worker) {
     worker.on('message', (reply: Reply) => {
@@ -22,6 +24,7 @@ export class QueryEmbedder {
       this.pending.delete(reply.id);
       if ('error' in reply) waiting.reject(new Error(reply.error));
       else waiting.resolve(reply.vector);
+      if (this.pending.size === 0) this.onIdle?.();
     });
     worker.on('error', (error) => this.fail(error));
     worker.on('exit', (code) => this.fail(new Error(`the query embedding worker exited (code ${code})`)));
@@ -33,6 +36,7 @@ export class QueryEmbedder {
     this.failure ??= error;
     for (const waiting of this.pending.values()) waiting.reject(this.failure);
     this.pending.clear();
+    this.onIdle?.();
   }
 
   /** Starts the worker and resolves once its model is loaded (or rejects with why it did not load). */
@@ -64,8 +68,23 @@ export class QueryEmbedder {
     });
   }
 
-  async close(): Promise<void> {
-    this.fail(new Error('the query embedding worker was closed'));
+  /**
+   * Refuses new queries, lets those under way finish (for up to `graceMs`), then stops the worker.
+   * Terminating a worker in the middle of an ONNX run aborts the whole process.
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    const pending = [...this.pending.values()];
+    this.failure ??= new Error('the query embedding worker was closed');
+    if (pending.length > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.onIdle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.fail(this.failure);
     await this.worker.terminate();
   }
 }
