@@ -139,7 +139,12 @@ try {
   // LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60).
   env.localModelPath = MODELS_DIR;
   env.allowRemoteModels = false;
-  const extractor = await pipeline('feature-extraction', MODEL, { dtype: 'q8' });
+  // The query embedding runs as the service runs it: the same model on one ONNX thread. (A pool of
+  // two keeps spinning after each run, which would also slow the service's next query.)
+  const extractor = await pipeline('feature-extraction', MODEL, {
+    dtype: 'q8',
+    session_options: { intraOpNumThreads: 1 },
+  });
   const embed = async (text) => (await extractor([text], { pooling: 'cls', normalize: true })).tolist()[0];
   dir = `/tmp/lancedb-bench-${process.pid}`;
   rmSync(dir, { recursive: true, force: true });

@@ -516,6 +516,26 @@ describe('Hybrid search with controlled vectors', () => {
     });
   });
 
+  it('answers 503 embedding_unavailable when the query cannot be embedded, and 404 first for a missing dataset', async () => {
+    const broken = 'a query the embedding service fails on';
+    openai.failing.add(broken);
+    try {
+      const failed = await search({ query: broken }).expect(503);
+      expect(failed.body.code).toBe('embedding_unavailable');
+      // The embedding starts before the dataset is looked up; its failure must not hide the 404.
+      const missing = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: 'ds_0000000000000000000000', query: broken })
+        .expect(404);
+      expect(missing.body.code).toBe('dataset_not_found');
+      // Keyword mode needs no embedding, and the server is still well.
+      expect((await search({ query: broken, mode: 'keyword' }).expect(200)).body.results).toBeDefined();
+    } finally {
+      openai.failing.delete(broken);
+    }
+  }, 60_000);
+
   it('reports cosine similarities in explain and keeps scores within 0..1', async () => {
     const results = (await search({}).expect(200)).body.results as Result[];
     const semanticOnly = results.find((r) => r.content === docs.semanticOnly)!;

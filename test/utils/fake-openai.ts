@@ -9,6 +9,8 @@ export interface FakeOpenAI {
   delayMs: number;
   /** Chosen vectors for chosen texts; any other text gets a deterministic pseudo-random vector. */
   vectors: Map<string, number[]>;
+  /** Texts whose request the server answers with 500. */
+  failing: Set<string>;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,12 @@ export function hashVector(text: string, dimensions: number): number[] {
  * service's real OpenAI provider talks to it through the official SDK.
  */
 export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
-  const state: Omit<FakeOpenAI, 'baseUrl' | 'close'> = { inputs: [], delayMs: 0, vectors: new Map() };
+  const state: Omit<FakeOpenAI, 'baseUrl' | 'close'> = {
+    inputs: [],
+    delayMs: 0,
+    vectors: new Map(),
+    failing: new Set(),
+  };
   const server: Server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -41,6 +48,11 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
       const { input, model } = JSON.parse(body) as { input: string | string[]; model: string };
       const texts = Array.isArray(input) ? input : [input];
       state.inputs.push(...texts);
+      if (texts.some((text) => state.failing.has(text))) {
+        response.writeHead(500, { 'Content-Type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: 'injected failure', type: 'server_error' } }));
+        return;
+      }
       const data = texts.map((text, index) => ({
         object: 'embedding',
         index,

@@ -89,7 +89,24 @@ export class SearchService {
     return dataset;
   }
 
-  async search(dataset: DatasetEntity, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
+  /**
+   * Starts embedding the query before the dataset is known, so that the embedding overlaps the
+   * dataset lookup; `search` takes it when the vector leg runs. Undefined when no vector leg can run.
+   */
+  embedAhead(query: string, mode: SearchMode): Promise<number[]> | undefined {
+    const provider = this.embedding.current();
+    if (!provider || mode === 'keyword') return undefined;
+    const vector = provider.embedQuery(query);
+    vector.catch(() => undefined); // observed here too: the request may fail before the leg awaits it
+    return vector;
+  }
+
+  async search(
+    dataset: DatasetEntity,
+    query: string,
+    options: SearchOptions,
+    embedded?: Promise<number[]>,
+  ): Promise<SearchResultDto[]> {
     if ([...query].length > SEARCH_LIMITS.queryCharacters)
       throw SearchErrors.queryTooLong('query', [...query].length);
     if (query.includes('\u0000'))
@@ -100,7 +117,9 @@ export class SearchService {
     const useKeyword = options.mode !== 'semantic';
 
     const [semantic, keyword] = await Promise.all([
-      useSemantic ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs) : undefined,
+      useSemantic
+        ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs, embedded)
+        : undefined,
       useKeyword
         ? this.repository.keyword(
             dataset.seq,
@@ -165,11 +184,11 @@ export class SearchService {
     filters: unknown,
     limit: number,
     timeoutMs: number,
+    embedded?: Promise<number[]>,
   ) {
-    const vector = await this.embedding
-      .current()!
-      .embedQuery(query)
-      .catch((error: unknown) => Promise.reject(SearchErrors.embeddingFailed(String(error))));
+    const vector = await (embedded ?? this.embedding.current()!.embedQuery(query)).catch((error: unknown) =>
+      Promise.reject(SearchErrors.embeddingFailed(String(error))),
+    );
     return this.repository.semantic(
       dataset.seq,
       Number(dataset.chunkCount),
