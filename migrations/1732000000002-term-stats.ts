@@ -21,6 +21,9 @@ export class TermStats1732000000002 implements MigrationInterface {
         version     bigint NOT NULL DEFAULT nextval('term_stats_version'),
         PRIMARY KEY (dataset_seq, term) INCLUDE (df, version)
       )`);
+    // No postings may be written while the statistics are counted. Writers of an older version, which
+    // know nothing of term_stats, must be stopped before this migration runs (docs/architecture.md).
+    await db.query(`LOCK TABLE chunk_terms IN SHARE MODE`);
     await db.query(`
       INSERT INTO term_stats (dataset_seq, term, df)
       SELECT dataset_seq, term, count(*) FROM chunk_terms GROUP BY dataset_seq, term`);

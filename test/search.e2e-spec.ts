@@ -516,13 +516,13 @@ describe('Hybrid search with controlled vectors', () => {
     });
   });
 
-  it('answers 503 embedding_unavailable when the query cannot be embedded, and 404 first for a missing dataset', async () => {
+  it('answers 503 embedding_unavailable when the query cannot be embedded, and 404 for a missing dataset', async () => {
     const broken = 'a query the embedding service fails on';
     openai.failing.add(broken);
     try {
       const failed = await search({ query: broken }).expect(503);
       expect(failed.body.code).toBe('embedding_unavailable');
-      // The embedding starts before the dataset is looked up; its failure must not hide the 404.
+      // The dataset is looked up before anything is embedded.
       const missing = await t.http
         .post('/v1/mcp/query')
         .set(bearer(key))

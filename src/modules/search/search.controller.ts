@@ -65,9 +65,8 @@ export class SearchController {
   async query(@CurrentPrincipal() caller: Principal, @Body() body: QueryDto): Promise<QueryResponseDto> {
     const started = performance.now();
     const results = await this.search.withinDeadline(async () => {
-      const embedded = this.search.embedAhead(body.query, body.mode);
       const dataset = await this.search.prepare(caller, body.dataset_id, body);
-      return this.search.search(dataset, body.query, body, embedded);
+      return this.search.search(dataset, body.query, body);
     });
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }

@@ -89,24 +89,7 @@ export class SearchService {
     return dataset;
   }
 
-  /**
-   * Starts embedding the query before the dataset is known, so that the embedding overlaps the
-   * dataset lookup; `search` takes it when the vector leg runs. Undefined when no vector leg can run.
-   */
-  embedAhead(query: string, mode: SearchMode): Promise<number[]> | undefined {
-    const provider = this.embedding.current();
-    if (!provider || mode === 'keyword') return undefined;
-    const vector = provider.embedQuery(query);
-    vector.catch(() => undefined); // observed here too: the request may fail before the leg awaits it
-    return vector;
-  }
-
-  async search(
-    dataset: DatasetEntity,
-    query: string,
-    options: SearchOptions,
-    embedded?: Promise<number[]>,
-  ): Promise<SearchResultDto[]> {
+  async search(dataset: DatasetEntity, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
     if ([...query].length > SEARCH_LIMITS.queryCharacters)
       throw SearchErrors.queryTooLong('query', [...query].length);
     if (query.includes('\u0000'))
@@ -117,9 +100,7 @@ export class SearchService {
     const useKeyword = options.mode !== 'semantic';
 
     const [semantic, keyword] = await Promise.all([
-      useSemantic
-        ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs, embedded)
-        : undefined,
+      useSemantic ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs) : undefined,
       useKeyword
         ? this.repository.keyword(
             dataset.seq,
@@ -184,11 +165,11 @@ export class SearchService {
     filters: unknown,
     limit: number,
     timeoutMs: number,
-    embedded?: Promise<number[]>,
   ) {
-    const vector = await (embedded ?? this.embedding.current()!.embedQuery(query)).catch((error: unknown) =>
-      Promise.reject(SearchErrors.embeddingFailed(String(error))),
-    );
+    const vector = await this.embedding
+      .current()!
+      .embedQuery(query)
+      .catch((error: unknown) => Promise.reject(SearchErrors.embeddingFailed(String(error))));
     return this.repository.semantic(
       dataset.seq,
       Number(dataset.chunkCount),

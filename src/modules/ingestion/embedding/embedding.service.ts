@@ -114,7 +114,17 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
 
   private local(): Promise<LocalEmbeddingProvider> {
     const { model, modelsDir, allowDownload, batchSize } = this.config.embedding;
-    const queriesInWorker = this.config.role !== 'worker';
-    return LocalEmbeddingProvider.create({ model, modelsDir, allowDownload, batchSize, queriesInWorker });
+    return LocalEmbeddingProvider.create({
+      model,
+      modelsDir,
+      allowDownload,
+      batchSize,
+      queriesInWorker: this.config.role !== 'worker',
+      onQueryWorkerError: (err) =>
+        this.logger.warn(
+          { err },
+          'query embedding worker did not start: queries are embedded on the main thread',
+        ),
+    });
   }
 }

@@ -46,6 +46,8 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     batchSize: number;
     /** Embed queries in a worker thread (see `QueryEmbedder`); for processes that serve searches. */
     queriesInWorker: boolean;
+    /** Told when the worker cannot start; queries are then embedded on the calling thread. */
+    onQueryWorkerError?: (error: unknown) => void;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
     if (!options.allowDownload && !existsSync(join(options.modelsDir, model))) {
@@ -61,7 +63,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       config.hidden_size ?? probe.length,
       config.max_position_embeddings ?? 512,
       options.batchSize,
-      options.queriesInWorker ? await QueryEmbedder.start(source) : null,
+      options.queriesInWorker
+        ? await QueryEmbedder.start(source).catch((error: unknown) => {
+            options.onQueryWorkerError?.(error);
+            return null;
+          })
+        : null,
     );
   }
 

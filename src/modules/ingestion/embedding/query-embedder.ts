@@ -45,9 +45,12 @@ export class QueryEmbedder {
       workerData: options,
     });
     return new Promise((resolve, reject) => {
+      const exited = (code: number) => reject(new Error(`the query embedding worker exited (code ${code})`));
       worker.once('error', reject);
+      worker.once('exit', exited);
       worker.once('message', (message: { ready: boolean; error?: string }) => {
         worker.off('error', reject);
+        worker.off('exit', exited);
         if (message.ready) resolve(new QueryEmbedder(worker));
         else void worker.terminate().then(() => reject(new Error(message.error)));
       });
