@@ -65,7 +65,8 @@ async function run(argv: string[]): Promise<void> {
   if (!['api-keys', 'datasets'].includes(group) || !command) throw new UsageError('unknown command');
 
   const context = await NestFactory.createApplicationContext(
-    CliModule.forRoot(config, logger, { embedding: group === 'datasets' }),
+    // The command line answers no searches: like a worker, it needs no query-embedding thread.
+    CliModule.forRoot({ ...config, role: 'worker' }, logger, { embedding: group === 'datasets' }),
     { logger: false },
   );
   try {
