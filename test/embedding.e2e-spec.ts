@@ -73,7 +73,10 @@ describe('Embedding providers', () => {
         ).rows[0].n as number;
       expect(await missing()).toBe(done.chunks_created);
 
-      const result = await t.cliWith(
+      // The embedding server holds its answer, so that the command can be watched while it runs.
+      openai.delayMs = 1_500;
+      const asked = openai.inputs.length;
+      const running = t.cliWith(
         {
           EMBEDDING_PROVIDER: 'openai',
           OPENAI_API_KEY: 'test-key',
@@ -84,6 +87,18 @@ describe('Embedding providers', () => {
         'reembed',
         datasetId,
       );
+      const state = () =>
+        t.sql
+          .query('SELECT embedding_model, reembedding FROM datasets WHERE id = $1', [datasetId])
+          .then((r) => r.rows[0] as { embedding_model: string | null; reembedding: boolean });
+      // (The provider's start-up probe comes first; wait for the chunks themselves.)
+      while (!openai.inputs.slice(asked).some((text) => text.startsWith('First indexed')))
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      // Mid-run: out of vector search, and no model recorded before every vector is written.
+      expect(await state()).toEqual({ embedding_model: null, reembedding: true });
+      const result = await running;
+      openai.delayMs = 0;
+      expect(await state()).toEqual({ embedding_model: 'fake-embedder', reembedding: false });
       expect(result).toEqual({
         dataset_id: datasetId,
         chunks: done.chunks_created,

@@ -98,7 +98,12 @@ describe('Readiness while Redis is down', () => {
 });
 
 describe('Boot', () => {
-  const MIGRATIONS = ['Init1732000000000', 'Documents1732000000001', 'TermStats1732000000002'];
+  const MIGRATIONS = [
+    'Init1732000000000',
+    'Documents1732000000001',
+    'TermStats1732000000002',
+    'Reembedding1732000000003',
+  ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
     const t = await startTestApp({}, { emptyDatabase: true });

@@ -39,6 +39,10 @@ export class DatasetEntity {
   @Column('integer', { name: 'embedding_dimensions', nullable: true })
   embeddingDimensions!: number | null;
 
+  /** Being re-embedded: left out of vector search until every vector is of the new model. */
+  @Column('boolean')
+  reembedding!: boolean;
+
   /** BM25's N: chunks of the dataset (bigint, read as a string). */
   @Column('bigint', { name: 'chunk_count' })
   chunkCount!: string;

@@ -30,6 +30,7 @@ function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
     language: 'english',
     embeddingModel: null,
     embeddingDimensions: null,
+    reembedding: false,
     chunkCount: '0',
     createdAt: new Date(),
     updatedAt: new Date(),

@@ -75,9 +75,10 @@ export class IngestionRepository {
           language: string;
           embedding_model: string | null;
           embedding_dimensions: number | null;
+          reembedding: boolean;
         }[]
       >(
-        `SELECT seq, language::text AS language, embedding_model, embedding_dimensions
+        `SELECT seq, language::text AS language, embedding_model, embedding_dimensions, reembedding
            FROM datasets WHERE id = $1 FOR NO KEY UPDATE`,
         [datasetId],
       );
@@ -117,11 +118,15 @@ export class IngestionRepository {
     });
   }
 
-  /** A dataset keeps the vectors of one model: a document embedded by another is indexed keyword-only. */
+  /**
+   * A dataset keeps the vectors of one model: a document embedded by another, or indexed while the
+   * dataset is being re-embedded (the command embeds it at the end), is indexed keyword-only.
+   */
   private acceptsEmbeddings(
-    dataset: { embedding_model: string | null; embedding_dimensions: number | null },
+    dataset: { embedding_model: string | null; embedding_dimensions: number | null; reembedding: boolean },
     embeddings: { model: string; dimensions: number },
   ): boolean {
+    if (dataset.reembedding) return false;
     if (dataset.embedding_model === null) return true;
     return (
       dataset.embedding_model === embeddings.model && dataset.embedding_dimensions === embeddings.dimensions
@@ -235,6 +240,14 @@ export class IngestionRepository {
     );
   }
 
+  /** Chunks of a dataset that have no vector yet, in key order. */
+  chunksWithoutEmbedding(datasetSeq: string, limit: number): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
+      [datasetSeq, limit],
+    );
+  }
+
   async setEmbeddings(seqs: string[], vectors: number[][]): Promise<void> {
     await this.db.query(
       `UPDATE chunks SET embedding = v.embedding::vector
@@ -244,16 +257,17 @@ export class IngestionRepository {
     );
   }
 
-  async setDatasetEmbeddingModel(
-    datasetId: string,
-    model: string | null,
-    dimensions: number | null,
-  ): Promise<void> {
-    await this.db.query('UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1', [
-      datasetId,
-      model,
-      dimensions,
-    ]);
+  /** Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors. */
+  async startReembedding(datasetId: string): Promise<void> {
+    await this.db.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]);
+  }
+
+  /** Records the dataset's new model, and back into vector search. */
+  async finishReembedding(datasetId: string, model: string, dimensions: number): Promise<void> {
+    await this.db.query(
+      'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
+      [datasetId, model, dimensions],
+    );
   }
 
   /** Processing documents whose run has not reported for `seconds`. */

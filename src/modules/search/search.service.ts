@@ -184,6 +184,7 @@ export class SearchService {
   private semanticUnavailable(dataset: DatasetEntity): string | null {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
+    if (dataset.reembedding) return 'the dataset is being re-embedded';
     if (dataset.embeddingModel === null) return 'the dataset has no embeddings yet';
     if (dataset.embeddingModel !== provider.model || dataset.embeddingDimensions !== provider.dimensions) {
       return `the dataset was embedded with ${dataset.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;

@@ -6,9 +6,11 @@ import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.
 const PAGE = 256;
 
 /**
- * Embeds every chunk of a dataset again with the configured provider, and records its model on the
- * dataset: the way to a new model, and from keyword-only to hybrid. Runs page by page, so it can be
- * interrupted and started again; until it finishes, the dataset's vectors are a mix of both models.
+ * Embeds every chunk of a dataset again with the configured provider, and then records its model on
+ * the dataset: the way to a new model, and from keyword-only to hybrid. Runs page by page. While it
+ * runs, the dataset is marked `reembedding`: the vector leg leaves it out (so that it never ranks two
+ * models' vectors together) and chunks indexed meanwhile get no vector; they are embedded once the
+ * new model is recorded. Interrupted, the dataset stays keyword-only until the command runs again.
  */
 @Injectable()
 export class ReembedService {
@@ -25,21 +27,30 @@ export class ReembedService {
       throw new AppError(404, 'dataset_not_found', `Dataset ${datasetId} not found`, {
         dataset_id: datasetId,
       });
-    // Recorded first: chunks indexed from now on use this model too.
-    await this.repository.setDatasetEmbeddingModel(datasetId, provider.model, provider.dimensions);
-    let after = '0';
+    await this.repository.startReembedding(datasetId);
     let done = 0;
-    for (;;) {
-      const page = await this.repository.chunkPage(seq, after, PAGE);
-      if (page.length === 0) break;
+    const embedPage = async (page: { seq: string; content: string }[]) => {
       const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
       await this.repository.setEmbeddings(
         page.map((chunk) => chunk.seq),
         vectors,
       );
       done += page.length;
-      after = page[page.length - 1].seq;
       onProgress(done);
+    };
+    for (let after = '0'; ;) {
+      const page = await this.repository.chunkPage(seq, after, PAGE);
+      if (page.length === 0) break;
+      await embedPage(page);
+      after = page[page.length - 1].seq;
+    }
+    // Back into vector search under the new model. Documents indexed while the pages were read got no
+    // vectors; their transactions held the dataset's lock, so they have all committed by now.
+    await this.repository.finishReembedding(datasetId, provider.model, provider.dimensions);
+    for (;;) {
+      const page = await this.repository.chunksWithoutEmbedding(seq, PAGE);
+      if (page.length === 0) break;
+      await embedPage(page);
     }
     return { dataset_id: datasetId, chunks: done, model: provider.model, dimensions: provider.dimensions };
   }
