@@ -11,8 +11,43 @@ export interface Scored {
 }
 
 /** Ranks before: a higher score, or the same score and a lower chunk (a stable order for ties). */
+function ranksBefore(chunk: number, score: number, other: Scored): boolean {
+  return score > other.score || (score === other.score && chunk < other.chunk);
+}
+
 function before(a: Scored, b: Scored): boolean {
-  return a.score > b.score || (a.score === b.score && a.chunk < b.chunk);
+  return ranksBefore(a.chunk, a.score, b);
+}
+
+/**
+ * Okapi BM25's arithmetic for one dataset snapshot, in one place for every scorer, so that they all
+ * compute the same numbers:
+ *   score(c) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len(c)/avgdl)),
+ *   idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5)).
+ */
+class Bm25Weights {
+  private readonly fixed: number;
+  private readonly perLength: number;
+
+  constructor(
+    private readonly chunkCount: number,
+    totalLength: number,
+    private readonly parameters: Bm25Parameters,
+  ) {
+    const { k1, b } = parameters;
+    this.fixed = k1 * (1 - b);
+    this.perLength = (k1 * b) / (totalLength / Math.max(chunkCount, 1));
+  }
+
+  /** idf(t)·(k1+1) for a term held by `df` chunks. */
+  weight(df: number): number {
+    return Math.log(1 + (this.chunkCount - df + 0.5) / (df + 0.5)) * (this.parameters.k1 + 1);
+  }
+
+  /** A term's share of a chunk's score. */
+  score(weight: number, tf: number, length: number): number {
+    return (weight * tf) / (tf + this.fixed + this.perLength * length);
+  }
 }
 
 /**
@@ -37,7 +72,7 @@ class TopK {
       for (let i = heap.length - 1; i > 0 && before(heap[(i - 1) >> 1], heap[i]); i = (i - 1) >> 1) {
         [heap[i], heap[(i - 1) >> 1]] = [heap[(i - 1) >> 1], heap[i]];
       }
-    } else if (this.k > 0 && (score > heap[0].score || (score === heap[0].score && chunk < heap[0].chunk))) {
+    } else if (this.k > 0 && ranksBefore(chunk, score, heap[0])) {
       heap[0] = { chunk, score };
       for (let i = 0; ;) {
         const left = 2 * i + 1;
@@ -110,10 +145,8 @@ class Accumulator {
 const accumulator = new Accumulator();
 
 /**
- * Okapi BM25 of every chunk that holds at least one of the query's terms:
- *   score(c) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len(c)/avgdl)),
- *   idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
- * where df(t) is the number of the term's postings, and N and avgdl are the dataset's chunk count and
+ * Okapi BM25 (see `Bm25Weights`) of every chunk that holds at least one of the query's terms, where
+ * df(t) is the number of the term's postings, and N and avgdl are the dataset's chunk count and
  * average chunk length, all read in the same snapshot. Each term counts once, whatever its
  * frequency in the query. Returns the `k` best, best first, and how many chunks matched.
  */
@@ -121,19 +154,14 @@ export function rankBm25(
   terms: Postings[],
   chunkCount: number,
   totalLength: number,
-  { k1, b }: Bm25Parameters,
+  parameters: Bm25Parameters,
   k: number,
 ): { ranked: Scored[]; matched: number } {
   accumulator.reset(terms.reduce((sum, term) => sum + term.chunks.length, 0));
-  const averageLength = totalLength / Math.max(chunkCount, 1);
-  const fixed = k1 * (1 - b);
-  const perLength = (k1 * b) / averageLength;
+  const bm25 = new Bm25Weights(chunkCount, totalLength, parameters);
   for (const { chunks, tf, length } of terms) {
-    const df = chunks.length;
-    const weight = Math.log(1 + (chunkCount - df + 0.5) / (df + 0.5)) * (k1 + 1);
-    for (let i = 0; i < df; i++) {
-      accumulator.add(chunks[i], (weight * tf[i]) / (tf[i] + fixed + perLength * length[i]));
-    }
+    const weight = bm25.weight(chunks.length);
+    for (let i = 0; i < chunks.length; i++) accumulator.add(chunks[i], bm25.score(weight, tf[i], length[i]));
   }
   return { ranked: accumulator.best(k), matched: accumulator.count };
 }
@@ -164,26 +192,18 @@ export function topBm25(
   terms: Postings[],
   chunkCount: number,
   totalLength: number,
-  { k1, b }: Bm25Parameters,
+  parameters: Bm25Parameters,
   k: number,
 ): Scored[] {
-  const top = new TopK(k);
   if (k <= 0) return [];
-  const averageLength = totalLength / Math.max(chunkCount, 1);
-  const fixed = k1 * (1 - b);
-  const perLength = (k1 * b) / averageLength;
+  const top = new TopK(k);
+  const bm25 = new Bm25Weights(chunkCount, totalLength, parameters);
   const lists = terms
     .filter(({ chunks }) => chunks.length > 0)
     .map((postings) => {
-      const df = postings.chunks.length;
-      const weight = Math.log(1 + (chunkCount - df + 0.5) / (df + 0.5)) * (k1 + 1);
-      const { maxTf, minLength } = postings;
-      return {
-        ...postings,
-        weight,
-        bound: (weight * maxTf) / (maxTf + fixed + perLength * minLength),
-        at: 0,
-      };
+      const weight = bm25.weight(postings.chunks.length);
+      const bound = bm25.score(weight, postings.maxTf, postings.minLength);
+      return { ...postings, weight, bound, at: 0 };
     })
     .sort((x, y) => x.bound - y.bound);
   // prefix[j]: the most lists[0..j] can add to a chunk (with a margin for rounding).
@@ -202,17 +222,15 @@ export function topBm25(
     for (let j = essential; j < lists.length; j++) {
       const list = lists[j];
       if (list.chunks[list.at] !== chunk) continue;
-      const tf = list.tf[list.at];
-      score += (list.weight * tf) / (tf + fixed + perLength * list.length[list.at]);
+      score += bm25.score(list.weight, list.tf[list.at], list.length[list.at]);
       list.at++;
     }
     const threshold = top.threshold;
     for (let j = essential - 1; j >= 0 && score + prefix[j] > threshold; j--) {
       const list = lists[j];
       list.at = seek(list.chunks, list.at, chunk);
-      if (list.chunks[list.at] !== chunk) continue;
-      const tf = list.tf[list.at];
-      score += (list.weight * tf) / (tf + fixed + perLength * list.length[list.at]);
+      if (list.chunks[list.at] === chunk)
+        score += bm25.score(list.weight, list.tf[list.at], list.length[list.at]);
     }
     if (score > threshold) {
       top.offer(chunk, score);

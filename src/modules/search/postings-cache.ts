@@ -65,33 +65,38 @@ export class PostingsCache {
   }
 
   get(datasetSeq: string, term: string, version: string): Postings | undefined {
-    const key = `${datasetSeq}\u0000${term}`;
+    const key = keyOf(datasetSeq, term);
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    this.entries.delete(key);
-    if (entry.version !== version) {
-      this.held -= entry.postings.chunks.length;
-      return undefined;
-    }
-    this.entries.set(key, entry);
+    this.drop(key, entry);
+    if (entry.version !== version) return undefined;
+    this.keep(key, entry);
     return entry.postings;
   }
 
   set(datasetSeq: string, term: string, version: string, postings: Postings): void {
-    const count = postings.chunks.length;
-    if (count > this.capacity) return;
-    const key = `${datasetSeq}\u0000${term}`;
+    if (postings.chunks.length > this.capacity) return;
+    const key = keyOf(datasetSeq, term);
     const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.held -= previous.postings.chunks.length;
-    }
+    if (previous) this.drop(key, previous);
     for (const [oldest, entry] of this.entries) {
-      if (this.held + count <= this.capacity) break;
-      this.entries.delete(oldest);
-      this.held -= entry.postings.chunks.length;
+      if (this.held + postings.chunks.length <= this.capacity) break;
+      this.drop(oldest, entry);
     }
-    this.entries.set(key, { version, postings });
-    this.held += count;
+    this.keep(key, { version, postings });
   }
+
+  private keep(key: string, entry: Entry): void {
+    this.entries.set(key, entry);
+    this.held += entry.postings.chunks.length;
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.held -= entry.postings.chunks.length;
+  }
+}
+
+function keyOf(datasetSeq: string, term: string): string {
+  return `${datasetSeq}\u0000${term}`;
 }

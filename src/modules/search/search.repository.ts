@@ -4,7 +4,7 @@ import { toSql } from 'pgvector';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
 import { type Bm25Parameters, rankBm25, type Scored, topBm25 } from 'src/modules/search/bm25.js';
-import { compileFilters } from 'src/modules/search/filters.js';
+import { type CompiledFilter, compileFilters } from 'src/modules/search/filters.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
 
@@ -48,7 +48,7 @@ export class SearchRepository {
   ) {}
 
   /**
-   * The keyword leg: exact Okapi BM25 (see `scoreBm25`) over the dataset's postings, best first, of
+   * The keyword leg: exact Okapi BM25 (see `rankBm25` and `topBm25`) over the dataset's postings, best first, of
    * chunks of ready documents that pass the filters. One REPEATABLE READ snapshot covers the dataset's
    * statistics, the query terms' versions and document frequencies, the postings read from the
    * database, and the status and filter checks, so concurrent ingestion never mixes two states.
@@ -63,6 +63,7 @@ export class SearchRepository {
     bm25: Bm25Parameters,
     timeoutMs: number,
   ): Promise<LegHit[]> {
+    const filter = compileFilters(filters, 3);
     return this.withTimeout(
       timeoutMs,
       async (tx) => {
@@ -76,7 +77,7 @@ export class SearchRepository {
         if (terms.length === 0) return [];
         const postings = await this.postings(tx, datasetSeq, terms);
         const [{ n, total }] = terms;
-        if (compileFilters(filters, 1).fields === 0) {
+        if (filter.fields === 0) {
           // Without a filter the ranking is the answer: postings exist only for chunks of ready
           // documents (written in the transaction that makes a document ready, removed in the one that
           // takes it out of that state), and this snapshot sees them and the postings alike.
@@ -84,7 +85,7 @@ export class SearchRepository {
           return ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
         }
         const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
-        return this.firstPassing(tx, rank, filters, limit);
+        return this.firstPassing(tx, rank, filter, limit);
       },
       'REPEATABLE READ',
     );
@@ -125,10 +126,9 @@ export class SearchRepository {
   private async firstPassing(
     tx: Tx,
     rank: (k: number) => { ranked: Scored[]; matched: number },
-    filters: unknown,
+    filter: CompiledFilter,
     limit: number,
   ): Promise<LegHit[]> {
-    const filter = compileFilters(filters, 3);
     const hits: LegHit[] = [];
     for (let checked = 0, next = 2 * limit; hits.length < limit; next *= 4) {
       const { ranked, matched } = rank(checked + next);

@@ -3,6 +3,8 @@ import type { LocalModelOptions } from 'src/modules/ingestion/embedding/local-mo
 
 type Reply = { id: number; vector: number[] } | { id: number; error: string };
 
+const exitError = (code: number) => new Error(`the query embedding worker exited (code ${code})`);
+
 /**
  * Embeds queries in a worker thread. ONNX Runtime runs a model synchronously on the calling thread,
  * so a query embedded on the main thread would stop every other request for the length of the run,
@@ -27,7 +29,7 @@ export class QueryEmbedder {
       if (this.pending.size === 0) this.onIdle?.();
     });
     worker.on('error', (error) => this.fail(error));
-    worker.on('exit', (code) => this.fail(new Error(`the query embedding worker exited (code ${code})`)));
+    worker.on('exit', (code) => this.fail(exitError(code)));
     // The worker must not keep a process alive that has nothing else left to do.
     worker.unref();
   }
@@ -45,7 +47,7 @@ export class QueryEmbedder {
       workerData: options,
     });
     return new Promise((resolve, reject) => {
-      const exited = (code: number) => reject(new Error(`the query embedding worker exited (code ${code})`));
+      const exited = (code: number) => reject(exitError(code));
       worker.once('error', reject);
       worker.once('exit', exited);
       worker.once('message', (message: { ready: boolean; error?: string }) => {
@@ -76,9 +78,8 @@ export class QueryEmbedder {
    * Terminating a worker in the middle of an ONNX run aborts the whole process.
    */
   async close(graceMs = 5_000): Promise<void> {
-    const pending = [...this.pending.values()];
     this.failure ??= new Error('the query embedding worker was closed');
-    if (pending.length > 0) {
+    if (this.pending.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
         this.onIdle = () => {
