@@ -1,4 +1,4 @@
-import { rankBm25, topBm25 } from 'src/modules/search/bm25.js';
+import { rankBm25 } from 'src/modules/search/bm25.js';
 import type { Postings } from 'src/modules/search/postings-cache.js';
 
 /** A deterministic pseudo-random generator, so that a failure can be replayed. */
@@ -6,15 +6,12 @@ function generator(seed: number): () => number {
   return () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
-/** Postings as the cache holds them: in ascending chunk order, with their largest tf and shortest length. */
+/** Postings as the cache holds them. */
 function postings(entries: [chunk: number, tf: number, length: number][]): Postings {
-  const sorted = [...entries].sort((x, y) => x[0] - y[0]);
   return {
-    chunks: Float64Array.from(sorted.map(([chunk]) => chunk)),
-    tf: Uint32Array.from(sorted.map(([, tf]) => tf)),
-    length: Uint32Array.from(sorted.map(([, , length]) => length)),
-    maxTf: sorted.reduce((max, [, tf]) => Math.max(max, tf), 0),
-    minLength: sorted.reduce((min, [, , length]) => Math.min(min, length), Infinity),
+    chunks: Float64Array.from(entries.map(([chunk]) => chunk)),
+    tf: Uint32Array.from(entries.map(([, tf]) => tf)),
+    length: Uint32Array.from(entries.map(([, , length]) => length)),
   };
 }
 
@@ -83,7 +80,6 @@ describe('rankBm25', () => {
     ]);
     const { ranked } = rankBm25([term], 100, 1000, parameters, 3);
     expect(ranked.map(({ chunk }) => chunk)).toEqual([7, 12, 55]);
-    expect(topBm25([term], 100, 1000, parameters, 3).map(({ chunk }) => chunk)).toEqual([7, 12, 55]);
   });
 
   it('starts afresh on every call, after a large query and a small one alike', () => {
@@ -108,31 +104,5 @@ describe('rankBm25', () => {
     const { ranked, matched } = rankBm25([term, term], 10, 100, parameters, 10);
     expect(matched).toBe(3);
     expect(ranked.map(({ chunk }) => chunk)).toEqual([2 ** 40 + 1, 1, 2 ** 33 + 1]);
-  });
-});
-
-describe('topBm25 (MaxScore)', () => {
-  const parameters = { k1: 1.2, b: 0.75 };
-
-  it.each([
-    ['common and rare terms', 11, [4000, 2500, 900, 300, 40, 3], 50],
-    ['one term', 12, [2000], 20],
-    ['many terms of similar frequency', 13, [500, 480, 460, 440, 420, 400, 380, 360, 340, 320], 50],
-    ['more wanted than match', 14, [30, 20], 100],
-  ])('returns the same best chunks as scoring them all: %s', (_case, seed, dfs, k) => {
-    const terms = corpus(seed, dfs);
-    const all = reference(terms, 9000, 9000 * 30);
-    const expected = [...all.values()].sort((a, b) => b - a).slice(0, k);
-    const top = topBm25(terms, 9000, 9000 * 30, parameters, k);
-    expect(top).toHaveLength(expected.length);
-    top.forEach(({ chunk, score }, i) => {
-      expect(Math.abs(score - all.get(chunk)!)).toBeLessThan(1e-9);
-      expect(Math.abs(score - expected[i])).toBeLessThan(1e-9);
-    });
-  });
-
-  it('returns nothing for k = 0 or no postings', () => {
-    expect(topBm25(corpus(1, [10]), 100, 1000, parameters, 0)).toEqual([]);
-    expect(topBm25([], 100, 1000, parameters, 5)).toEqual([]);
   });
 });

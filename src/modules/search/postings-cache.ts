@@ -1,13 +1,8 @@
-/**
- * One term's postings in a dataset: for each chunk holding it, in ascending chunk order, the chunk,
- * the term's tf and the chunk's length; with the largest tf and the shortest length among them.
- */
+/** One term's postings in a dataset: for each chunk holding it, the chunk, the term's tf and the chunk's length. */
 export interface Postings {
   chunks: Float64Array;
   tf: Uint32Array;
   length: Uint32Array;
-  maxTf: number;
-  minLength: number;
 }
 
 /** Bytes per posting in the database's packed form and in memory: int8 chunk, int4 tf, int4 length. */
@@ -16,29 +11,16 @@ export const POSTING_BYTES = 16;
 /** Reads the packed form (`int8send(chunk_seq) || int4send(tf) || int4send(length)`, repeated). */
 export function unpackPostings(packed: Buffer): Postings {
   const count = packed.length / POSTING_BYTES;
-  let chunks = new Float64Array(count);
-  let tf = new Uint32Array(count);
-  let length = new Uint32Array(count);
-  let sorted = true;
-  let maxTf = 0;
-  let minLength = Infinity;
+  const chunks = new Float64Array(count);
+  const tf = new Uint32Array(count);
+  const length = new Uint32Array(count);
   for (let i = 0, at = 0; i < count; i++, at += POSTING_BYTES) {
     // Chunk seqs are positive and far below 2^53: two unsigned halves read faster than a BigInt.
     chunks[i] = packed.readUInt32BE(at) * 2 ** 32 + packed.readUInt32BE(at + 4);
     tf[i] = packed.readUInt32BE(at + 8);
     length[i] = packed.readUInt32BE(at + 12);
-    if (i > 0 && chunks[i] < chunks[i - 1]) sorted = false;
-    maxTf = Math.max(maxTf, tf[i]);
-    minLength = Math.min(minLength, length[i]);
   }
-  if (!sorted) {
-    // The index hands them over in chunk order; SQL does not promise it, so check, and sort if not.
-    const order = Array.from({ length: count }, (_, i) => i).sort((x, y) => chunks[x] - chunks[y]);
-    chunks = Float64Array.from(order, (i) => chunks[i]);
-    tf = Uint32Array.from(order, (i) => tf[i]);
-    length = Uint32Array.from(order, (i) => length[i]);
-  }
-  return { chunks, tf, length, maxTf, minLength };
+  return { chunks, tf, length };
 }
 
 interface Entry {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { toSql } from 'pgvector';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
-import { type Bm25Parameters, rankBm25, type Scored, topBm25 } from 'src/modules/search/bm25.js';
+import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { type CompiledFilter, compileFilters } from 'src/modules/search/filters.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
@@ -48,7 +48,7 @@ export class SearchRepository {
   ) {}
 
   /**
-   * The keyword leg: exact Okapi BM25 (see `rankBm25` and `topBm25`) over the dataset's postings, best first, of
+   * The keyword leg: exact Okapi BM25 (see `rankBm25`) over the dataset's postings, best first, of
    * chunks of ready documents that pass the filters. One REPEATABLE READ snapshot covers the dataset's
    * statistics, the query terms' versions and document frequencies, the postings read from the
    * database, and the status and filter checks, so concurrent ingestion never mixes two states.
@@ -81,7 +81,7 @@ export class SearchRepository {
           // Without a filter the ranking is the answer: postings exist only for chunks of ready
           // documents (written in the transaction that makes a document ready, removed in the one that
           // takes it out of that state), and this snapshot sees them and the postings alike.
-          const ranked = topBm25(postings, n, total, bm25, limit);
+          const { ranked } = rankBm25(postings, n, total, bm25, limit);
           return ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
         }
         const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
