@@ -136,8 +136,15 @@ class Accumulator {
 
   best(k: number): Scored[] {
     const top = new TopK(k);
-    for (let n = 0; n < this.count; n++)
-      top.offer(this.table[2 * this.used[n]], this.table[2 * this.used[n] + 1]);
+    const { table, used } = this;
+    let threshold = -Infinity;
+    for (let n = 0; n < this.count; n++) {
+      const slot = used[n];
+      const score = table[2 * slot + 1];
+      if (score < threshold) continue; // most entries: not even a tie with the worst kept
+      top.offer(table[2 * slot], score);
+      threshold = top.threshold;
+    }
     return top.ranked();
   }
 }
