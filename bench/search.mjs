@@ -32,10 +32,18 @@ const queries = readFileSync(`${DATA}/queries.jsonl`, 'utf8')
   .filter(Boolean)
   .map((l) => JSON.parse(l).text);
 
+// mulberry32: a 32-bit generator computed in integers. (A textbook LCG written in doubles, as here
+// before, loses bits past 2^53 and fell into a cycle that gave only ~5,000 distinct vectors.)
 let seed = 42;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
+function uniform() {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+/** A random direction: normal coordinates (Box-Muller), normalised. */
 function unitVector() {
-  const v = Array.from({ length: DIMS }, random);
+  const v = Array.from({ length: DIMS }, () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 }
