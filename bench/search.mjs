@@ -134,9 +134,12 @@ try {
      SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
     [seq],
   );
-  await db.query(`SET maintenance_work_mem = '1GB'`);
+  // The index the service creates (migration 4), built once over the loaded vectors; in one query
+  // string, so that the setting applies on the connection that builds it.
   await db.query(
-    `CREATE INDEX chunks_embedding_384_idx ON chunks USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE vector_dims(embedding) = 384`,
+    `SET maintenance_work_mem = '1GB';
+     CREATE INDEX chunks_embedding_384_idx ON chunks USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops)
+      WHERE vector_dims(embedding) = 384`,
   );
   // The state autovacuum keeps a live dataset in (the migrations lower its thresholds for the
   // postings): statistics gathered and pages marked all-visible, so that index-only scans stay so.

@@ -103,6 +103,7 @@ describe('Boot', () => {
     'Documents1732000000001',
     'TermStats1732000000002',
     'Reembedding1732000000003',
+    'HalfvecIndex1732000000004',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
@@ -112,6 +113,11 @@ describe('Boot', () => {
       expect(rows).toHaveLength(1);
       const migrations = await t.sql.query('SELECT name FROM schema_migrations');
       expect(migrations.rows.map((r) => r.name)).toEqual(MIGRATIONS);
+      // The 384-dimension HNSW index of migration 1, rebuilt over half precision by migration 4.
+      const index = await t.sql.query(
+        `SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_384_idx'`,
+      );
+      expect(index.rows[0].indexdef).toContain('halfvec_cosine_ops');
     } finally {
       await t.close();
     }

@@ -208,14 +208,15 @@ export class IngestionRepository {
   }
 
   /**
-   * Each embedding dimension in use gets a partial HNSW index over the cast `embedding::vector(dims)`
-   * (the column itself has no fixed dimension). 384 is created by the migrations; others at start-up.
+   * Each embedding dimension in use gets a partial HNSW index over the cast `embedding::halfvec(dims)`
+   * (the column itself has no fixed dimension; half precision halves the index and takes up to 4,000
+   * dimensions). 384 is created by the migrations; others at start-up.
    */
   async ensureVectorIndex(dimensions: number): Promise<void> {
-    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) return; // HNSW indexes up to 2,000
+    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 4000) return;
     await this.db.query(
       `CREATE INDEX IF NOT EXISTS chunks_embedding_${dimensions}_idx ON chunks
-         USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops)
+         USING hnsw ((embedding::halfvec(${dimensions})) halfvec_cosine_ops)
          WHERE vector_dims(embedding) = ${dimensions}`,
     );
   }

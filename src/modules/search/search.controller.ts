@@ -64,9 +64,10 @@ export class SearchController {
   @ApiErrors([400, 401, 403, 404, 429, 504], SEARCH_ERRORS)
   async query(@CurrentPrincipal() caller: Principal, @Body() body: QueryDto): Promise<QueryResponseDto> {
     const started = performance.now();
+    this.search.checkQuery(body.query, 'query');
     const results = await this.search.withinDeadline(async () => {
-      const dataset = await this.search.prepare(caller, body.dataset_id, body);
-      return this.search.search(dataset, body.query, body);
+      const prepared = await this.search.prepare(caller, body.dataset_id, body, [body.query]);
+      return this.search.search(prepared, body.query, body);
     });
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
@@ -95,14 +96,13 @@ export class SearchController {
     body.queries.forEach((query, i) => {
       if (query.length === 0)
         throw CommonErrors.validation([{ field: `queries[${i}]`, issue: 'must not be empty' }]);
-      if ([...query].length > SEARCH_LIMITS.queryCharacters)
-        throw SearchErrors.queryTooLong(`queries[${i}]`, [...query].length);
+      this.search.checkQuery(query, `queries[${i}]`);
     });
-    const dataset = await this.search.prepare(caller, body.dataset_id, body);
+    const prepared = await this.search.prepare(caller, body.dataset_id, body, body.queries);
     const run = () =>
       mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
         query,
-        results: (await this.search.search(dataset, query, body)).map(
+        results: (await this.search.search(prepared, query, body)).map(
           ({ chunk_id, content, score, ...rest }) => ({
             chunk_id,
             content,

@@ -152,36 +152,42 @@ export class SearchRepository {
   }
 
   /**
-   * Cosine similarity to the query vector. Small datasets are scanned exactly (through the dataset's
-   * own rows); large ones use the HNSW index of the dimension with pgvector's iterative scan, which
-   * keeps walking the graph until `limit` rows pass the dataset and metadata filters.
+   * Cosine similarity to the query vector, once it is there. Small datasets are scanned exactly
+   * (through the dataset's own rows); large ones use the HNSW index of the dimension with pgvector's
+   * iterative scan, which keeps walking the graph until `limit` rows pass the dataset and metadata
+   * filters. Without a filter no document is read: chunks exist only while their document is ready
+   * (see `keyword`).
    */
-  semantic(
+  async semantic(
     datasetSeq: string,
     chunkCount: number,
-    vector: number[],
+    embedding: Promise<number[]>,
     filters: unknown,
     limit: number,
     timeoutMs: number,
   ): Promise<LegHit[]> {
-    const dims = vector.length;
     const filter = compileFilters(filters, 4);
+    const vector = await embedding;
+    const dims = vector.length;
+    const documents =
+      filter.fields === 0
+        ? ''
+        : `JOIN documents d ON d.id = c.document_id AND d.status = 'ready' AND ${filter.sql}`;
     const run = async (tx: Tx, exact: boolean) => {
-      // The HNSW index is on the expression embedding::vector(dims); an uncast ORDER BY cannot use it.
-      const distance = exact
+      // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
+      // use it; the score is the single-precision cosine all the same.
+      const order = exact
         ? 'c.embedding <=> $2::vector'
-        : `(c.embedding::vector(${dims})) <=> $2::vector(${dims})`;
+        : `(c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})`;
       const rows = await tx.query<{ seq: string; distance: number }[]>(
-        `SELECT c.seq, ${distance} AS distance
-           FROM chunks c
-           JOIN documents d ON d.id = c.document_id
+        `SELECT c.seq, c.embedding <=> $2::vector AS distance
+           FROM chunks c ${documents}
           WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
-            AND d.status = 'ready' AND ${filter.sql}
-          ORDER BY ${distance}
+          ORDER BY ${order}
           LIMIT $3`,
         [datasetSeq, toSql(vector), limit, ...filter.params],
       );
-      // relaxed_order may return rows slightly out of order: sort them again.
+      // relaxed_order, and half precision, may return rows slightly out of order: sort them again.
       return rows
         .map((row) => ({ chunkSeq: row.seq, score: 1 - row.distance }))
         .sort((a, b) => b.score - a.score);
@@ -232,6 +238,7 @@ export class SearchRepository {
     const local = { statement_timeout: Math.floor(timeoutMs), jit: 'off', ...settings };
     const runner = this.db.createQueryRunner();
     await runner.connect();
+    let result: T;
     try {
       await runner.query(
         [
@@ -239,11 +246,10 @@ export class SearchRepository {
           ...Object.entries(local).map(([name, value]) => `SET LOCAL ${name} = ${value}`),
         ].join('; '),
       );
-      const result = await work(runner.manager);
-      await runner.query('COMMIT');
-      return result;
+      result = await work(runner.manager);
     } catch (error) {
       await runner.query('ROLLBACK').catch(() => undefined);
+      await runner.release();
       if (
         error instanceof QueryFailedError &&
         (error.driverError as { code?: string }).code === QUERY_CANCELED
@@ -251,8 +257,14 @@ export class SearchRepository {
         throw SearchErrors.timeout();
       }
       throw error;
-    } finally {
-      await runner.release();
     }
+    // The transaction only read, so the answer need not wait for its COMMIT; the connection goes back
+    // to the pool once that is done.
+    void runner
+      .query('COMMIT')
+      .catch(() => undefined)
+      .then(() => runner.release())
+      .catch(() => undefined);
+    return result;
   }
 }

@@ -25,6 +25,12 @@ export interface SearchOptions {
   explain: boolean;
 }
 
+/** A search ready to run: the dataset, and the queries' embeddings under way (none in keyword mode). */
+export interface PreparedSearch {
+  dataset: DatasetEntity;
+  vectors: Map<string, Promise<number[]>>;
+}
+
 interface Fused {
   chunkSeq: string;
   rrf: number;
@@ -77,30 +83,64 @@ export class SearchService {
     return this.config.search.batchConcurrency;
   }
 
-  /** The dataset, visible to the caller (public datasets to anyone), with the options checked. */
-  async prepare(caller: Principal, datasetId: string, options: SearchOptions): Promise<DatasetEntity> {
+  /**
+   * The dataset, visible to the caller (public datasets to anyone), with the options checked (the
+   * queries were, by `checkQuery`).
+   * The queries' embeddings start while the dataset is looked up: the lookup is then off the critical
+   * path of a search. A caller who turns out not to see the dataset has spent one embedding per
+   * request, within its rate limit (docs/decisions.md).
+   */
+  async prepare(
+    caller: Principal,
+    datasetId: string,
+    options: SearchOptions,
+    queries: string[],
+  ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
+    const vectors = new Map<string, Promise<number[]>>();
+    const embeds = options.mode !== 'keyword' && this.embedding.current() !== null;
+    for (const query of embeds ? queries : []) {
+      if (vectors.has(query)) continue;
+      const vector = this.embedQuery(query);
+      vector.catch(() => undefined); // not an unhandled rejection when the dataset is not found
+      vectors.set(query, vector);
+    }
     const dataset = await this.datasets.get(caller, datasetId);
     if (options.mode === 'semantic') {
       const reason = this.semanticUnavailable(dataset);
       if (reason) throw SearchErrors.semanticUnavailable(reason);
     }
-    return dataset;
+    return { dataset, vectors };
   }
 
-  async search(dataset: DatasetEntity, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
-    if ([...query].length > SEARCH_LIMITS.queryCharacters)
-      throw SearchErrors.queryTooLong('query', [...query].length);
+  /** 400 for a query the service does not take (the DTO checks that it is a non-empty string). */
+  checkQuery(query: string, field: string): void {
+    const characters = [...query].length;
+    if (characters > SEARCH_LIMITS.queryCharacters) throw SearchErrors.queryTooLong(field, characters);
     if (query.includes('\u0000'))
-      throw CommonErrors.validation([{ field: 'query', issue: 'must not contain U+0000' }]);
+      throw CommonErrors.validation([{ field, issue: 'must not contain U+0000' }]);
+  }
+
+  /** One query of a prepared search (`prepare` checked it and started its embedding). */
+  async search(prepared: PreparedSearch, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
+    const { dataset } = prepared;
     const candidates = Math.max(MIN_CANDIDATES, 4 * options.limit);
     const { timeoutMs, bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
     const useKeyword = options.mode !== 'semantic';
 
     const [semantic, keyword] = await Promise.all([
-      useSemantic ? this.semanticLeg(dataset, query, options.filters, candidates, timeoutMs) : undefined,
+      useSemantic
+        ? this.repository.semantic(
+            dataset.seq,
+            Number(dataset.chunkCount),
+            prepared.vectors.get(query) ?? this.embedQuery(query),
+            options.filters,
+            candidates,
+            timeoutMs,
+          )
+        : undefined,
       useKeyword
         ? this.repository.keyword(
             dataset.seq,
@@ -159,25 +199,11 @@ export class SearchService {
     });
   }
 
-  private async semanticLeg(
-    dataset: DatasetEntity,
-    query: string,
-    filters: unknown,
-    limit: number,
-    timeoutMs: number,
-  ) {
-    const vector = await this.embedding
+  private embedQuery(query: string): Promise<number[]> {
+    return this.embedding
       .current()!
       .embedQuery(query)
       .catch((error: unknown) => Promise.reject(SearchErrors.embeddingFailed(String(error))));
-    return this.repository.semantic(
-      dataset.seq,
-      Number(dataset.chunkCount),
-      vector,
-      filters,
-      limit,
-      timeoutMs,
-    );
   }
 
   /** Why the vector leg cannot run for this dataset, or null when it can. */
