@@ -43,7 +43,10 @@ function uniform() {
 }
 /** A random direction: normal coordinates (Box-Muller), normalised. */
 function unitVector() {
-  const v = Array.from({ length: DIMS }, () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
+  const v = Array.from(
+    { length: DIMS },
+    () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()),
+  );
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 }
@@ -167,11 +170,15 @@ try {
   await table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
   await table.createIndex('text', { config: lancedb.Index.fts() });
   const rrf = await lancedb.rerankers.RRFReranker.create(60);
-  const lanceQuery = async (text, filtered) => {
+  // Two ways to ask LanceDB. Its defaults: each leg fetches only `limit` (5) candidates, the HNSW search
+  // with ef = 1.5 x limit. And at our depth: each leg's best 50 (max(50, 4 x limit), what our fusion
+  // takes, and ef 50 as our ef_search), fused, the first 5 kept: the same work and the same answer.
+  const lanceQuery = async (text, filtered, depth) => {
     const vector = await embed(text);
-    let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf).limit(5);
+    let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf);
+    query = depth ? query.limit(depth).ef(depth) : query.limit(5);
     if (filtered) query = query.where("category = 'c1'");
-    return query.toArray();
+    return (await query.toArray()).slice(0, 5);
   };
 
   server = await startServer({
@@ -201,18 +208,23 @@ try {
     return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
   };
   const stats = (ms) => ({ p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
-  // Each query goes to our service and then to LanceDB, in alternation, so that both see the same
-  // machine at the same moment (its speed drifts over minutes) and the ratio compares like with like.
+  // Each query goes to our service and then to LanceDB (both ways), in alternation, so that all see the
+  // same machine at the same moment (its speed drifts over minutes) and the ratios compare like with like.
   const paired = async (bodies, filtered) => {
     const ours = [];
     const theirs = [];
+    const theirsDeep = [];
+    const lance = async (into, body, depth) => {
+      const started = performance.now();
+      await lanceQuery(body.query, filtered, depth);
+      into.push(performance.now() - started);
+    };
     for (const body of bodies) {
       ours.push((await ask('/v1/mcp/query', body)).ms);
-      const started = performance.now();
-      await lanceQuery(body.query, filtered);
-      theirs.push(performance.now() - started);
+      await lance(theirs, body);
+      await lance(theirsDeep, body, 50);
     }
-    return { ours: stats(ours), lancedb: stats(theirs) };
+    return { ours: stats(ours), lancedb: stats(theirs), lancedb_same_depth: stats(theirsDeep) };
   };
   const sample = queries.slice(0, SINGLE_QUERIES);
   // Warm-up of both: the first 20 queries (measured again below).
@@ -242,6 +254,11 @@ try {
     single_hybrid: first.lancedb,
     single_hybrid_second_pass: second.lancedb,
     single_hybrid_filtered: filtered.lancedb,
+    same_depth: {
+      single_hybrid: first.lancedb_same_depth,
+      single_hybrid_second_pass: second.lancedb_same_depth,
+      single_hybrid_filtered: filtered.lancedb_same_depth,
+    },
   };
   result.single_keyword = await latency(
     '/v1/mcp/query',
@@ -299,6 +316,15 @@ result.ratio_p50_second_pass_lancedb_over_ours = round(
 result.ratio_p50_filtered_lancedb_over_ours = round(
   result.lancedb.single_hybrid_filtered.p50_ms / result.single_hybrid_filtered.p50_ms,
 );
+result.ratio_p50_same_depth_lancedb_over_ours = round(
+  result.lancedb.same_depth.single_hybrid.p50_ms / result.single_hybrid.p50_ms,
+);
+result.ratio_p50_same_depth_second_pass_lancedb_over_ours = round(
+  result.lancedb.same_depth.single_hybrid_second_pass.p50_ms / result.single_hybrid_second_pass.p50_ms,
+);
+result.ratio_p50_same_depth_filtered_lancedb_over_ours = round(
+  result.lancedb.same_depth.single_hybrid_filtered.p50_ms / result.single_hybrid_filtered.p50_ms,
+);
 result.targets = { single_hybrid_p50_ms: 30, single_hybrid_p95_ms: 80 };
 result.measured_at = new Date().toISOString();
 
@@ -314,6 +340,8 @@ throughput (req/s)          ${Object.entries(result.throughput)
   .join(', ')}
 LanceDB hybrid (in process) p50 ${result.lancedb.single_hybrid.p50_ms} ms  p95 ${result.lancedb.single_hybrid.p95_ms} ms; second pass p50 ${result.lancedb.single_hybrid_second_pass.p50_ms} ms; filtered p50 ${result.lancedb.single_hybrid_filtered.p50_ms} ms
 LanceDB p50 / ours p50      ${result.ratio_p50_lancedb_over_ours} (second pass ${result.ratio_p50_second_pass_lancedb_over_ours}, filtered ${result.ratio_p50_filtered_lancedb_over_ours}); > 1 means we are faster
+LanceDB at our depth        p50 ${result.lancedb.same_depth.single_hybrid.p50_ms} ms  p95 ${result.lancedb.same_depth.single_hybrid.p95_ms} ms; second pass p50 ${result.lancedb.same_depth.single_hybrid_second_pass.p50_ms} ms; filtered p50 ${result.lancedb.same_depth.single_hybrid_filtered.p50_ms} ms
+  its p50 / ours p50        ${result.ratio_p50_same_depth_lancedb_over_ours} (second pass ${result.ratio_p50_same_depth_second_pass_lancedb_over_ours}, filtered ${result.ratio_p50_same_depth_filtered_lancedb_over_ours})
 written to ${writeResult('search', result)}`);
 
 function round(x) {
