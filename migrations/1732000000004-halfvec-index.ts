@@ -37,9 +37,9 @@ export class HalfvecIndex1732000000004 implements MigrationInterface {
 }
 
 async function indexedDimensions(db: QueryRunner): Promise<number[]> {
-  const rows: { indexname: string }[] = await db.query(
+  const rows = (await db.query(
     `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'chunks'`,
-  );
+  )) as { indexname: string }[];
   return rows.flatMap(({ indexname }) => {
     const match = VECTOR_INDEX.exec(indexname);
     return match ? [Number(match[1])] : [];
