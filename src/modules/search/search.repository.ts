@@ -77,14 +77,13 @@ export class SearchRepository {
         if (terms.length === 0) return [];
         const postings = await this.postings(tx, datasetSeq, terms);
         const [{ n, total }] = terms;
+        const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
         if (filter.fields === 0) {
           // Without a filter the ranking is the answer: postings exist only for chunks of ready
           // documents (written in the transaction that makes a document ready, removed in the one that
           // takes it out of that state), and this snapshot sees them and the postings alike.
-          const { ranked } = rankBm25(postings, n, total, bm25, limit);
-          return ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
+          return rank(limit).ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
         }
-        const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
         return this.firstPassing(tx, rank, filter, limit);
       },
       'REPEATABLE READ',
