@@ -12,7 +12,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { env, pipeline } from '@huggingface/transformers';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { apiKey, createDatabase, percentile, startServer, writeResult } from './lib.mjs';
+import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
 
 const MODELS_DIR = process.env.MODELS_DIR ?? '.cache/models';
 const MODEL = process.env.BENCH_MODEL ?? 'synthetic/bert-L12-H384';
@@ -191,16 +191,13 @@ try {
     RATE_LIMIT_API_KEY: '10000000',
   });
   const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
+  const post = timedPoster(server.url, headers);
   const ask = async (path, body) => {
     const started = performance.now();
-    const response = await fetch(`${server.url}${path}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
-    const json = await response.json();
-    if (!response.ok) throw new Error(`${response.status} ${JSON.stringify(json)}`);
-    return { ms: performance.now() - started, json };
+    const { status, json } = await post(path, body);
+    const ms = performance.now() - started;
+    if (status !== 200) throw new Error(`${status} ${JSON.stringify(json)}`);
+    return { ms, json };
   };
   const latency = async (path, bodies) => {
     const ms = [];

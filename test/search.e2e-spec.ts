@@ -479,7 +479,7 @@ describe('Hybrid search with controlled vectors', () => {
       t,
       key,
       datasetId,
-      Object.values(docs).map((content) => ({ content })),
+      Object.entries(docs).map(([name, content]) => ({ content, metadata: { name } })),
     );
   });
   afterAll(async () => {
@@ -503,6 +503,25 @@ describe('Hybrid search with controlled vectors', () => {
     expect(semantic[1].content).toBe(docs.relevant);
     expect(hybrid[0]).toMatchObject({ content: docs.relevant, keyword_rank: 2, semantic_rank: 2 });
     expect(hybrid[0].score).toBeCloseTo(2 / 62 / (2 / 61), 6);
+  });
+
+  it('shows each result with its document, whichever leg ranked it and however deep', async () => {
+    // `relevant` is second in both legs: below the one result shown by either leg alone, first fused.
+    const [top] = (await search({ limit: 1 }).expect(200)).body.results as Result[];
+    expect(top).toMatchObject({ content: docs.relevant, metadata: { name: 'relevant' } });
+    for (const [mode, found] of [
+      ['hybrid', 5],
+      ['semantic', 5],
+      ['keyword', 2],
+    ] as const) {
+      const results = (await search({ mode }).expect(200)).body.results as Result[];
+      expect(results).toHaveLength(found);
+      for (const r of results) {
+        const name = Object.entries(docs).find(([, content]) => content === r.content)![0];
+        expect(r.metadata).toEqual({ name });
+        expect(r.document_id).toMatch(/^doc_/);
+      }
+    }
   });
 
   it('scores a chunk ranked first by both legs 1.0', async () => {

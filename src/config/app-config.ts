@@ -52,6 +52,8 @@ export interface AppConfig {
     batchConcurrency: number;
     /** Memory for term postings kept by the keyword leg, in MiB (0: none kept). */
     postingsCacheMiB: number;
+    /** Connections of the search pool (see SearchPool), beside the main pool's. */
+    poolSize: number;
   };
   rerank: {
     provider: 'none' | 'local' | 'http';
@@ -273,6 +275,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       timeoutMs: read.int('SEARCH_TIMEOUT_MS', 10_000, 1, 60_000),
       batchConcurrency: read.int('SEARCH_BATCH_CONCURRENCY', 4, 1, 10),
       postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
+      poolSize: read.int('SEARCH_DB_POOL_SIZE', 10, 1, 200),
     },
     rerank: {
       provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),

@@ -6,6 +6,7 @@ import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { SearchService } from 'src/modules/search/search.service.js';
+import { SearchPool } from 'src/modules/search/search-pool.js';
 
 @Module({
   imports: [DatasetsModule],
@@ -13,6 +14,7 @@ import { SearchService } from 'src/modules/search/search.service.js';
   providers: [
     SearchService,
     SearchRepository,
+    SearchPool,
     RerankService,
     {
       provide: PostingsCache,

@@ -1,16 +1,27 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
 import { toSql } from 'pgvector';
-import { DataSource, QueryFailedError } from 'typeorm';
-import type { Tx } from 'src/database/transaction.js';
 import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { type CompiledFilter, compileFilters } from 'src/modules/search/filters.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
+import { SESSION_EF_SEARCH, SearchPool } from 'src/modules/search/search-pool.js';
 
+/** A chunk as a result shows it. */
+export interface ChunkRow {
+  seq: string;
+  id: string;
+  content: string;
+  documentId: string;
+  /** The document's metadata; left out of vector hits ranked below the results shown (see `semantic`). */
+  metadata?: Record<string, unknown>;
+}
+
+/** A leg's candidate: its chunk, score and row. */
 export interface LegHit {
   chunkSeq: string;
   score: number;
+  row: ChunkRow;
 }
 
 interface TermRow {
@@ -21,109 +32,164 @@ interface TermRow {
   total: number;
 }
 
-export interface ChunkRow {
-  seq: string;
-  id: string;
-  content: string;
-  documentId: string;
-  metadata: Record<string, unknown>;
+/** The query terms' postings and the statistics BM25 needs, all from one state of the dataset. */
+interface TermsSnapshot {
+  n: number;
+  total: number;
+  postings: Postings[];
 }
+
+/** Runs one statement: on its own (its own snapshot), or inside a transaction. */
+type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;
 
 /** Below this many chunks in a dataset, the vector leg scans exactly instead of using HNSW. */
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
-/** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
-const HNSW_MAX_SCAN_TUPLES = 200_000;
+
+const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId"`;
+
+/** The statement cancelled by its timeout becomes 504 query_timeout. */
+function timeoutOr(error: unknown): unknown {
+  return (error as { code?: string } | null)?.code === QUERY_CANCELED ? SearchErrors.timeout() : error;
+}
 
 /**
- * The SQL of both legs of search. Only chunks of `ready` documents are ever returned, and every
- * query runs in its own transaction with a statement timeout, so a slow query is cancelled in the
- * database rather than left running after the client has been answered.
+ * The SQL of both legs of search, on the search pool (see `SearchPool`: its sessions carry the
+ * statement timeout, so a slow query is cancelled in the database rather than left running after the
+ * client has been answered). Only chunks of `ready` documents are ever returned, and each hit comes
+ * with the chunk's row, so that showing the results reads nothing more.
  */
 @Injectable()
 export class SearchRepository {
+  private readonly pool: pg.Pool;
+
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    search: SearchPool,
     private readonly cache: PostingsCache,
-  ) {}
+  ) {
+    this.pool = search.pool;
+  }
+
+  /** One statement on its own: its own snapshot, one round trip. */
+  private readonly read: Read = async <T>(text: string, values?: unknown[]) => {
+    try {
+      return (await this.pool.query(text, values)).rows as T[];
+    } catch (error) {
+      throw timeoutOr(error);
+    }
+  };
 
   /**
    * The keyword leg: exact Okapi BM25 (see `rankBm25`) over the dataset's postings, best first, of
-   * chunks of ready documents that pass the filters. One REPEATABLE READ snapshot covers the dataset's
-   * statistics, the query terms' versions and document frequencies, the postings read from the
-   * database, and the status and filter checks, so concurrent ingestion never mixes two states.
-   * Postings already in memory at the same version are not read again (see `PostingsCache`).
+   * chunks of ready documents that pass the filters, with their rows. The dataset's statistics, the
+   * query terms' document frequencies and their postings always come from one state of the dataset,
+   * so concurrent ingestion never mixes two (see `terms`). Postings exist only for chunks of ready
+   * documents (written in the transaction that makes a document ready, removed in the one that takes
+   * it out of that state), so without a filter the ranking is the answer; with one, the status and
+   * the filter are checked in the snapshot the ranking came from.
    */
-  keyword(
+  async keyword(
     datasetSeq: string,
     language: string,
     query: string,
     filters: unknown,
     limit: number,
     bm25: Bm25Parameters,
-    timeoutMs: number,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 3);
-    return this.withTimeout(
-      timeoutMs,
-      async (tx) => {
-        const terms = await tx.query<TermRow[]>(
-          `SELECT t.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
-             FROM datasets d JOIN term_stats t ON t.dataset_seq = d.seq
-            WHERE d.seq = $1 AND t.df > 0
-              AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))`,
-          [datasetSeq, language, query],
-        );
-        if (terms.length === 0) return [];
-        const postings = await this.postings(tx, datasetSeq, terms);
-        const [{ n, total }] = terms;
-        const rank = (k: number) => rankBm25(postings, n, total, bm25, k);
-        if (filter.fields === 0) {
-          // Without a filter the ranking is the answer: postings exist only for chunks of ready
-          // documents (written in the transaction that makes a document ready, removed in the one that
-          // takes it out of that state), and this snapshot sees them and the postings alike.
-          return rank(limit).ranked.map(({ chunk, score }) => ({ chunkSeq: String(chunk), score }));
-        }
-        return this.firstPassing(tx, rank, filter, limit);
-      },
-      'REPEATABLE READ',
-    );
-  }
-
-  /** The terms' postings, from memory when the version there is current, else from the database. */
-  private async postings(tx: Tx, datasetSeq: string, terms: TermRow[]): Promise<Postings[]> {
-    const found = new Map<string, Postings>();
-    for (const { term, version } of terms) {
-      const postings = this.cache.get(datasetSeq, term, version);
-      if (postings) found.set(term, postings);
+    const rank =
+      ({ postings, n, total }: TermsSnapshot) =>
+      (k: number) =>
+        rankBm25(postings, n, total, bm25, k);
+    if (filter.fields > 0) {
+      return this.transaction('REPEATABLE READ', async (read) => {
+        const terms = await this.terms(read, datasetSeq, language, query, true);
+        return this.firstPassing(read, rank(terms!), filter, limit);
+      });
     }
-    const missing = terms.filter(({ term }) => !found.has(term));
-    if (missing.length > 0) {
-      // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting.
-      const rows = await tx.query<{ term: string; packed: Buffer }[]>(
-        `SELECT term, string_agg(int8send(chunk_seq) || int4send(tf) || int4send(length), ''::bytea) AS packed
-           FROM chunk_terms WHERE dataset_seq = $1 AND term = ANY($2::text[])
-          GROUP BY term`,
-        [datasetSeq, missing.map(({ term }) => term)],
-      );
-      const versions = new Map(missing.map(({ term, version }) => [term, version]));
-      for (const { term, packed } of rows) {
-        const postings = unpackPostings(packed);
-        found.set(term, postings);
-        this.cache.set(datasetSeq, term, versions.get(term)!, postings);
-      }
-    }
-    return [...found.values()];
+    const terms =
+      (await this.terms(this.read, datasetSeq, language, query, false)) ??
+      (await this.transaction('REPEATABLE READ', (read) =>
+        this.terms(read, datasetSeq, language, query, true),
+      ));
+    const ranked = rank(terms!)(limit).ranked;
+    const rows = await this.chunks(ranked.map(({ chunk }) => String(chunk)));
+    // A chunk deleted since the ranking's snapshot has no row left: it is not shown.
+    return ranked.flatMap(({ chunk, score }) => {
+      const row = rows.get(String(chunk));
+      return row ? [{ chunkSeq: row.seq, score, row }] : [];
+    });
   }
 
   /**
-   * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`.
-   * Usually twice `limit` is more than enough; when a selective filter leaves too few of them, the
-   * next ones are checked, four times as many each round, until `limit` pass or none are left. Each
-   * round ranks again (in memory, a millisecond or two) rather than keep every score between rounds.
+   * The query's terms with their document frequencies and postings, and the dataset's statistics.
+   * Postings in memory at the version the terms were read at are not read again; those that are not
+   * are read with their current version. In one transaction (`inSnapshot`), that version is the same.
+   * Statement by statement it may have moved on, when ingestion wrote the term in between: then this
+   * returns null, and the caller asks again in a transaction. (A term's version changes in the
+   * transaction that changes its postings, so equal versions mean equal postings.)
+   */
+  private async terms(
+    read: Read,
+    datasetSeq: string,
+    language: string,
+    query: string,
+    inSnapshot: boolean,
+  ): Promise<TermsSnapshot | null> {
+    const terms = await read<TermRow>(
+      `SELECT t.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
+         FROM datasets d JOIN term_stats t ON t.dataset_seq = d.seq
+        WHERE d.seq = $1 AND t.df > 0
+          AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))`,
+      [datasetSeq, language, query],
+    );
+    if (terms.length === 0) return { n: 0, total: 0, postings: [] };
+    const postings = await this.postings(read, datasetSeq, terms);
+    if (!postings && inSnapshot) throw new Error('term versions changed inside one snapshot');
+    return postings && { n: terms[0].n, total: terms[0].total, postings };
+  }
+
+  /**
+   * The terms' postings, from memory when the version there is current, else from the database; null
+   * when a term read from the database is no longer at the version asked for (see `terms`).
+   */
+  private async postings(read: Read, datasetSeq: string, terms: TermRow[]): Promise<Postings[] | null> {
+    const found: Postings[] = [];
+    const missing = new Map<string, string>();
+    for (const { term, version } of terms) {
+      const postings = this.cache.get(datasetSeq, term, version);
+      if (postings) found.push(postings);
+      else missing.set(term, version);
+    }
+    if (missing.size === 0) return found;
+    // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting.
+    const rows = await read<{ term: string; version: string; packed: Buffer }>(
+      `SELECT p.term, t.version::text AS version,
+              string_agg(int8send(p.chunk_seq) || int4send(p.tf) || int4send(p.length), ''::bytea) AS packed
+         FROM chunk_terms p JOIN term_stats t ON t.dataset_seq = p.dataset_seq AND t.term = p.term
+        WHERE p.dataset_seq = $1 AND p.term = ANY($2::text[])
+        GROUP BY p.term, t.version`,
+      [datasetSeq, [...missing.keys()]],
+    );
+    if (rows.length !== missing.size) return null;
+    for (const { term, version, packed } of rows) {
+      if (missing.get(term) !== version) return null;
+      const postings = unpackPostings(packed);
+      found.push(postings);
+      this.cache.set(datasetSeq, term, version, postings);
+    }
+    return found;
+  }
+
+  /**
+   * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`, with
+   * their rows. Usually twice `limit` is more than enough; when a selective filter leaves too few of
+   * them, the next ones are checked, four times as many each round, until `limit` pass or none are
+   * left. Each round ranks again (in memory, a millisecond or two) rather than keep every score
+   * between rounds.
    */
   private async firstPassing(
-    tx: Tx,
+    read: Read,
     rank: (k: number) => { ranked: Scored[]; matched: number },
     filter: CompiledFilter,
     limit: number,
@@ -132,8 +198,8 @@ export class SearchRepository {
     for (let checked = 0, next = 2 * limit; hits.length < limit; next *= 4) {
       const { ranked, matched } = rank(checked + next);
       const round = ranked.slice(checked);
-      const passing = await tx.query<{ seq: string }[]>(
-        `SELECT c.seq
+      const passing = await read<ChunkRow>(
+        `SELECT ${CHUNK_COLUMNS}, d.metadata
            FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
            JOIN chunks c ON c.seq = r.seq
            JOIN documents d ON d.id = c.document_id
@@ -143,7 +209,7 @@ export class SearchRepository {
         [round.map(({ chunk }) => chunk), limit - hits.length, ...filter.params],
       );
       const scores = new Map(round.map(({ chunk, score }) => [String(chunk), score]));
-      hits.push(...passing.map(({ seq }) => ({ chunkSeq: seq, score: scores.get(seq)! })));
+      hits.push(...passing.map((row) => ({ chunkSeq: row.seq, score: scores.get(row.seq)!, row })));
       checked += round.length;
       if (checked >= matched) break;
     }
@@ -151,11 +217,15 @@ export class SearchRepository {
   }
 
   /**
-   * Cosine similarity to the query vector, once it is there. Small datasets are scanned exactly
-   * (through the dataset's own rows); large ones use the HNSW index of the dimension with pgvector's
-   * iterative scan, which keeps walking the graph until `limit` rows pass the dataset and metadata
-   * filters. Without a filter no document is read: chunks exist only while their document is ready
-   * (see `keyword`).
+   * The vector leg: cosine similarity to the query vector, once it is there, best first, with the
+   * chunks' rows. Small datasets are scanned exactly (through the dataset's own rows); large ones use
+   * the HNSW index of the dimension with pgvector's iterative scan, which keeps walking the graph until
+   * `limit` rows pass the dataset and metadata filters. Without a filter no document is read for the
+   * search: chunks exist only while their document is ready (see `keyword`).
+   *
+   * Only the best `shown` hits carry their document's metadata. A hit below that can still be shown
+   * when the keyword leg ranked it too (fusion adds the two), and the keyword leg's rows have it. A hit
+   * of this leg alone cannot: each of the hits above it scores more in the fusion than it does.
    */
   async semantic(
     datasetSeq: string,
@@ -163,58 +233,56 @@ export class SearchRepository {
     embedding: Promise<number[]>,
     filters: unknown,
     limit: number,
-    timeoutMs: number,
+    shown: number,
   ): Promise<LegHit[]> {
-    const filter = compileFilters(filters, 4);
+    const filter = compileFilters(filters, 5);
     const vector = await embedding;
     const dims = vector.length;
     const documents =
       filter.fields === 0
         ? ''
         : `JOIN documents d ON d.id = c.document_id AND d.status = 'ready' AND ${filter.sql}`;
-    const run = async (tx: Tx, exact: boolean) => {
+    const run = async (read: Read, exact: boolean) => {
       // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
-      // use it; the score is the single-precision cosine all the same.
+      // use it; the score is the single-precision cosine all the same. relaxed_order, and half
+      // precision, may return rows slightly out of order: they are ranked again by their distance.
       const order = exact
         ? 'c.embedding <=> $2::vector'
         : `(c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})`;
-      const rows = await tx.query<{ seq: string; distance: number }[]>(
-        `SELECT c.seq, c.embedding <=> $2::vector AS distance
-           FROM chunks c ${documents}
-          WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
-          ORDER BY ${order}
-          LIMIT $3`,
-        [datasetSeq, toSql(vector), limit, ...filter.params],
+      const rows = await read<ChunkRow & { distance: number; metadata: ChunkRow['metadata'] | null }>(
+        `SELECT r.seq, r.id, r.content, r."documentId", r.distance,
+                CASE WHEN r.rank <= $4 THEN (SELECT m.metadata FROM documents m WHERE m.id = r."documentId") END AS metadata
+           FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
+                   FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
+                           FROM chunks c ${documents}
+                          WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
+                          ORDER BY ${order}
+                          LIMIT $3) n) r`,
+        [datasetSeq, toSql(vector), limit, shown, ...filter.params],
       );
-      // relaxed_order, and half precision, may return rows slightly out of order: sort them again.
       return rows
-        .map((row) => ({ chunkSeq: row.seq, score: 1 - row.distance }))
-        .sort((a, b) => b.score - a.score);
+        .map(({ distance, metadata, ...row }) => ({
+          chunkSeq: row.seq,
+          score: 1 - distance,
+          row: metadata === null ? row : { ...row, metadata },
+        }))
+        .sort((a, b) => b.score - a.score || Number(a.chunkSeq) - Number(b.chunkSeq));
     };
-    if (chunkCount <= EXACT_SCAN_MAX_CHUNKS) return this.withTimeout(timeoutMs, (tx) => run(tx, true));
-    const hnsw = {
-      'hnsw.iterative_scan': 'relaxed_order',
-      'hnsw.ef_search': Math.max(40, limit),
-      'hnsw.max_scan_tuples': HNSW_MAX_SCAN_TUPLES,
-    } as const;
-    return this.withTimeout(
-      timeoutMs,
-      async (tx) => {
-        const hits = await run(tx, false);
-        // The index is shared by all datasets of this dimension: when the scan gave up before `limit`
-        // rows passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
-        return hits.length < limit ? run(tx, true) : hits;
-      },
-      'READ COMMITTED',
-      hnsw,
-    );
+    if (chunkCount <= EXACT_SCAN_MAX_CHUNKS) return run(this.read, true);
+    const hits =
+      limit <= SESSION_EF_SEARCH
+        ? await run(this.read, false)
+        : await this.transaction('READ COMMITTED', (read) => run(read, false), { 'hnsw.ef_search': limit });
+    // The index is shared by all datasets of this dimension: when the scan gave up before `limit` rows
+    // passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
+    return hits.length < limit ? run(this.read, true) : hits;
   }
 
-  /** The chunks to show, with their document's id and metadata. */
+  /** The chunks' rows, with their document's id and metadata. */
   async chunks(seqs: string[]): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
-    const rows = await this.db.query<ChunkRow[]>(
-      `SELECT c.seq, c.id, c.content, c.document_id AS "documentId", d.metadata
+    const rows = await this.read<ChunkRow>(
+      `SELECT ${CHUNK_COLUMNS}, d.metadata
          FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE c.seq = ANY($1::bigint[])`,
       [seqs],
@@ -223,47 +291,41 @@ export class SearchRepository {
   }
 
   /**
-   * Runs `work` in a read-only transaction of its own, under the search timeout and with the given
-   * settings (jit off: the research measured it taking half of a search's time). The transaction is
-   * opened and configured in one round trip; the settings are the code's own numbers and words, never
-   * a caller's input.
+   * Runs `work` in a read-only transaction of its own, with the given settings for its length. It is
+   * opened and configured in one round trip; the settings are the code's own numbers, never a
+   * caller's input.
    */
-  private async withTimeout<T>(
-    timeoutMs: number,
-    work: (tx: Tx) => Promise<T>,
-    isolation: 'READ COMMITTED' | 'REPEATABLE READ' = 'READ COMMITTED',
-    settings: Record<string, number | 'relaxed_order'> = {},
+  private async transaction<T>(
+    isolation: 'READ COMMITTED' | 'REPEATABLE READ',
+    work: (read: Read) => Promise<T>,
+    settings: Record<string, number> = {},
   ): Promise<T> {
-    const local = { statement_timeout: Math.floor(timeoutMs), jit: 'off', ...settings };
-    const runner = this.db.createQueryRunner();
-    await runner.connect();
+    const client = await this.pool.connect();
+    const read: Read = async <R>(text: string, values?: unknown[]) =>
+      (await client.query(text, values)).rows as R[];
     let result: T;
     try {
-      await runner.query(
+      await client.query(
         [
           `BEGIN ISOLATION LEVEL ${isolation} READ ONLY`,
-          ...Object.entries(local).map(([name, value]) => `SET LOCAL ${name} = ${value}`),
+          ...Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = ${value}`),
         ].join('; '),
       );
-      result = await work(runner.manager);
+      result = await work(read);
     } catch (error) {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      await runner.release();
-      if (
-        error instanceof QueryFailedError &&
-        (error.driverError as { code?: string }).code === QUERY_CANCELED
-      ) {
-        throw SearchErrors.timeout();
-      }
-      throw error;
+      // A connection that cannot even roll back is closed rather than handed to the next search.
+      await client.query('ROLLBACK').then(
+        () => client.release(),
+        () => client.release(true),
+      );
+      throw timeoutOr(error);
     }
     // The transaction only read, so the answer need not wait for its COMMIT; the connection goes back
     // to the pool once that is done.
-    void runner
-      .query('COMMIT')
-      .catch(() => undefined)
-      .then(() => runner.release())
-      .catch(() => undefined);
+    void client.query('COMMIT').then(
+      () => client.release(),
+      () => client.release(true),
+    );
     return result;
   }
 }

@@ -10,7 +10,7 @@ import type { SearchMode, SearchResultDto } from 'src/modules/search/dto/search.
 import { compileFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { type LegHit, SearchRepository } from 'src/modules/search/search.repository.js';
+import { type ChunkRow, type LegHit, SearchRepository } from 'src/modules/search/search.repository.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
@@ -33,6 +33,7 @@ export interface PreparedSearch {
 
 interface Fused {
   chunkSeq: string;
+  row: ChunkRow;
   rrf: number;
   semantic?: { rank: number; score: number };
   keyword?: { rank: number; score: number };
@@ -49,7 +50,8 @@ export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused 
   const ran = (['semantic', 'keyword'] as const).filter((leg) => legs[leg] !== undefined);
   for (const leg of ran) {
     legs[leg]!.forEach((hit, index) => {
-      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
+      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, row: hit.row, rrf: 0 };
+      if (entry.row.metadata === undefined) entry.row = hit.row; // the keyword leg's has it
       entry.rrf += 1 / (RRF_K + index + 1);
       entry[leg] = { rank: index + 1, score: hit.score };
       fused.set(hit.chunkSeq, entry);
@@ -125,10 +127,14 @@ export class SearchService {
   /** One query of a prepared search (`prepare` checked it and started its embedding). */
   async search(prepared: PreparedSearch, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
     const { dataset } = prepared;
-    const candidates = Math.max(MIN_CANDIDATES, 4 * options.limit);
-    const { timeoutMs, bm25K1: k1, bm25B: b } = this.config.search;
+    const { bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
     const useKeyword = options.mode !== 'semantic';
+    const reranker = options.rerank ? this.reranking.current() : null;
+    // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more.
+    const candidates =
+      useSemantic && useKeyword ? Math.max(MIN_CANDIDATES, 4 * options.limit) : options.limit;
+    const depth = reranker ? Math.max(candidates, this.config.rerank.candidates) : candidates;
 
     const [semantic, keyword] = await Promise.all([
       useSemantic
@@ -137,32 +143,22 @@ export class SearchService {
             Number(dataset.chunkCount),
             prepared.vectors.get(query) ?? this.embedQuery(query),
             options.filters,
-            candidates,
-            timeoutMs,
+            Math.max(MIN_CANDIDATES, depth),
+            options.limit,
           )
         : undefined,
       useKeyword
-        ? this.repository.keyword(
-            dataset.seq,
-            dataset.language,
-            query,
-            options.filters,
-            candidates,
-            { k1, b },
-            timeoutMs,
-          )
+        ? this.repository.keyword(dataset.seq, dataset.language, query, options.filters, depth, { k1, b })
         : undefined,
     ]);
     let ranked = fuse({ semantic, keyword });
 
-    const reranker = options.rerank ? this.reranking.current() : null;
     if (reranker) {
       const pool = ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates));
-      const rows = await this.repository.chunks(pool.map((entry) => entry.chunkSeq));
       const probabilities = await reranker
         .score(
           query,
-          pool.map((entry) => rows.get(entry.chunkSeq)?.content ?? ''),
+          pool.map((entry) => entry.row.content),
         )
         .catch((error: unknown) => Promise.reject(SearchErrors.rerankFailed(String(error))));
       ranked = pool
@@ -171,15 +167,17 @@ export class SearchService {
     }
 
     const top = ranked.slice(0, options.limit);
-    const rows = await this.repository.chunks(top.map((entry) => entry.chunkSeq));
+    // Only a reranker lifts a chunk that no leg ranked high enough to bring its metadata along.
+    const incomplete = top.filter((entry) => entry.row.metadata === undefined);
+    const reread = await this.repository.chunks(incomplete.map((entry) => entry.chunkSeq));
     return top.flatMap((entry) => {
-      const row = rows.get(entry.chunkSeq);
-      if (!row) return []; // deleted between ranking and reading
+      const row = entry.row.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
+      if (!row) return []; // deleted since it was ranked
       const result: SearchResultDto = {
         chunk_id: row.id,
         content: row.content,
         score: round(entry.score),
-        metadata: row.metadata,
+        metadata: row.metadata ?? {},
         document_id: row.documentId,
       };
       if (options.explain) {

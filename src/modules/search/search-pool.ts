@@ -1,0 +1,54 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+
+/** `hnsw.ef_search` of every search session: the fewest candidates a leg takes (see SearchService). */
+export const SESSION_EF_SEARCH = 50;
+/** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
+export const HNSW_MAX_SCAN_TUPLES = 200_000;
+
+/**
+ * The connections searches read through: a pool of their own, whose sessions start with the search
+ * settings (PostgreSQL's `options` startup parameter), so that a search runs its statements bare: a
+ * vector search is one statement and one round trip, not a transaction opened, configured, queried and
+ * committed. The settings are the code's own numbers and words, never a caller's input:
+ * - `statement_timeout`, the search timeout: a slow statement is cancelled in the database;
+ * - `default_transaction_read_only`: searches only read;
+ * - `jit` off: the research measured it taking half of a search's time;
+ * - pgvector's iterative HNSW scan, so that a filter still gets its `limit` rows, with `ef_search` at
+ *   the usual number of candidates (a leg that wants more sets it for its own transaction).
+ * Ingestion's long transactions cannot exhaust this pool, nor searches the main one.
+ */
+@Injectable()
+export class SearchPool implements OnApplicationShutdown {
+  readonly pool: pg.Pool;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(LOGGER) logger: Logger) {
+    const settings = {
+      statement_timeout: config.search.timeoutMs,
+      default_transaction_read_only: 'on',
+      jit: 'off',
+      'hnsw.iterative_scan': 'relaxed_order',
+      'hnsw.ef_search': SESSION_EF_SEARCH,
+      'hnsw.max_scan_tuples': HNSW_MAX_SCAN_TUPLES,
+      idle_in_transaction_session_timeout: 60_000,
+    };
+    this.pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.search.poolSize,
+      application_name: 'dataset-search/search',
+      connectionTimeoutMillis: 10_000,
+      options: Object.entries(settings)
+        .map(([name, value]) => `-c ${name}=${value}`)
+        .join(' '),
+    });
+    // An idle connection that the server drops is discarded by the pool; say so, do not crash.
+    this.pool.on('error', (err) => logger.warn({ err }, 'search connection lost'));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+}
