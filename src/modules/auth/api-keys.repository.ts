@@ -2,12 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { newId } from 'src/common/ids/ids.js';
+import { entityColumns } from 'src/database/entity-columns.js';
 import { AccountEntity } from 'src/modules/auth/account.entity.js';
 import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** The key's columns, for the lookup every authenticated request makes. */
+  private readonly keyColumns: string;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.keyColumns = entityColumns(db, ApiKeyEntity, 'k');
+  }
 
   /** The account named `name`, created when it does not exist yet (safe under concurrent calls). */
   async findOrCreateAccount(name: string): Promise<AccountEntity> {
@@ -31,8 +37,12 @@ export class ApiKeysRepository {
     return repository.findOneByOrFail({ id: key.id });
   }
 
-  findKeyById(id: string): Promise<ApiKeyEntity | null> {
-    return this.db.getRepository(ApiKeyEntity).findOneBy({ id });
+  async findKeyById(id: string): Promise<ApiKeyEntity | null> {
+    const [key] = await this.db.query<ApiKeyEntity[]>(
+      `SELECT ${this.keyColumns} FROM api_keys k WHERE k.id = $1`,
+      [id],
+    );
+    return key ?? null;
   }
 
   listKeysForAccount(accountId: string): Promise<ApiKeyEntity[]> {

@@ -4,6 +4,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
+import { entityColumns } from 'src/database/entity-columns.js';
 import type { Tx } from 'src/database/transaction.js';
 import { adjustChunkStats } from 'src/modules/datasets/chunk-statistics.js';
 import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
@@ -40,7 +41,12 @@ function isNameConflict(error: unknown): boolean {
 
 @Injectable()
 export class DatasetsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** The dataset's columns, for the lookup every search makes. */
+  private readonly columns: string;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    this.columns = entityColumns(db, DatasetEntity, 'd');
+  }
 
   /**
    * Takes the account's row lock for the rest of the transaction: creations in one account queue up
@@ -67,13 +73,12 @@ export class DatasetsRepository {
   }
 
   /** A dataset the caller may read: its own, or any public one. */
-  findReadable(datasetId: string, accountId: string | null): Promise<DatasetEntity | null> {
-    return this.db
-      .getRepository(DatasetEntity)
-      .createQueryBuilder('d')
-      .where('d.id = :datasetId', { datasetId })
-      .andWhere('(d.account_id = :accountId OR d.is_public)', { accountId })
-      .getOne();
+  async findReadable(datasetId: string, accountId: string | null): Promise<DatasetEntity | null> {
+    const [dataset] = await this.db.query<DatasetEntity[]>(
+      `SELECT ${this.columns} FROM datasets d WHERE d.id = $1 AND (d.account_id = $2 OR d.is_public)`,
+      [datasetId, accountId],
+    );
+    return dataset ?? null;
   }
 
   /**
