@@ -162,13 +162,16 @@ export class SearchRepository {
       else missing.set(term, version);
     }
     if (missing.size === 0) return found;
-    // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting.
+    // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting. Aggregated
+    // before the versions are joined: joined first, the planner hashed all of term_stats and sorted
+    // every posting on disk (93 ms against 15 for four common terms).
     const rows = await read<{ term: string; version: string; packed: Buffer }>(
-      `SELECT p.term, t.version::text AS version,
-              string_agg(int8send(p.chunk_seq) || int4send(p.tf) || int4send(p.length), ''::bytea) AS packed
-         FROM chunk_terms p JOIN term_stats t ON t.dataset_seq = p.dataset_seq AND t.term = p.term
-        WHERE p.dataset_seq = $1 AND p.term = ANY($2::text[])
-        GROUP BY p.term, t.version`,
+      `SELECT p.term, t.version::text AS version, p.packed
+         FROM term_stats t
+         JOIN (SELECT term, string_agg(int8send(chunk_seq) || int4send(tf) || int4send(length), ''::bytea) AS packed
+                 FROM chunk_terms WHERE dataset_seq = $1 AND term = ANY($2::text[])
+                GROUP BY term) p ON p.term = t.term
+        WHERE t.dataset_seq = $1 AND t.term = ANY($2::text[])`,
       [datasetSeq, [...missing.keys()]],
     );
     if (rows.length !== missing.size) return null;

@@ -1,0 +1,102 @@
+import pg from 'pg';
+import { PostingsCache } from 'src/modules/search/postings-cache.js';
+import { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { SearchPool } from 'src/modules/search/search-pool.js';
+import { createDataset, waitForDocument } from './utils/documents.js';
+import { bearer, startTestApp, type TestApp } from './utils/test-app.js';
+
+/**
+ * The keyword leg reads a term's version and, in a statement of its own, the postings it has not
+ * kept in memory. When ingestion writes the term in between, the two statements see two states of the
+ * dataset: the leg must notice and rank again in one snapshot. Here a write is slipped in between
+ * them, on the real database, at exactly that point.
+ */
+describe('Keyword leg across concurrent writes', () => {
+  let t: TestApp;
+  let pool: pg.Pool;
+  let datasetSeq: string;
+  const bm25 = { k1: 1.2, b: 0.75 };
+
+  beforeAll(async () => {
+    t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    const key = await t.createApiKey();
+    const datasetId = await createDataset(t.http, key);
+    for (const content of [
+      'Mitochondria produce energy for the cell.',
+      'The cell membrane keeps the cell together.',
+      'Plants store energy as starch.',
+    ]) {
+      const response = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content })
+        .expect(201);
+      await waitForDocument(t.http, key, datasetId, response.body.document_id as string);
+    }
+    const [row] = (await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [datasetId]))
+      .rows;
+    datasetSeq = row.seq;
+    pool = new pg.Pool({ connectionString: t.database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await t.close();
+  });
+
+  /** A repository whose statements go through `pool`, with `before` run ahead of the n-th statement. */
+  function repository(before?: { statement: number; run: () => Promise<unknown> }) {
+    let statements = 0;
+    let transactions = 0;
+    const spied = Object.create(pool) as pg.Pool;
+    spied.query = (async (text: string, values?: unknown[]) => {
+      if (++statements === before?.statement) await before.run();
+      return pool.query(text, values);
+    }) as pg.Pool['query'];
+    spied.connect = (async () => {
+      transactions++;
+      return pool.connect();
+    }) as pg.Pool['connect'];
+    const cache = new PostingsCache(1_000_000);
+    return {
+      cache,
+      repository: new SearchRepository({ pool: spied } as SearchPool, cache),
+      counts: () => ({ statements, transactions }),
+    };
+  }
+
+  it('ranks in one snapshot when a term moved on between its version and its postings', async () => {
+    const quiet = repository();
+    const expected = await quiet.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    expect(expected.length).toBe(3);
+    // Without interference: one statement for the terms, one for their postings, one for the rows.
+    expect(quiet.counts()).toEqual({ statements: 3, transactions: 0 });
+
+    const bumpVersion = () =>
+      t.sql.query(`UPDATE term_stats SET version = version + 1 WHERE dataset_seq = $1 AND term = 'cell'`, [
+        datasetSeq,
+      ]);
+    const raced = repository({ statement: 2, run: bumpVersion });
+    const hits = await raced.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+      expected.map(({ chunkSeq, score }) => [chunkSeq, score]),
+    );
+    expect(hits.map(({ row }) => row.content)).toEqual(expected.map(({ row }) => row.content));
+    expect(raced.counts().transactions).toBe(1);
+    // The postings kept are those of the version the snapshot saw, not the one before it.
+    const [{ version }] = (
+      await t.sql.query<{ version: string }>(
+        `SELECT version::text FROM term_stats WHERE dataset_seq = $1 AND term = 'cell'`,
+        [datasetSeq],
+      )
+    ).rows;
+    expect(raced.cache.get(datasetSeq, 'cell', version)).toBeDefined();
+    expect(raced.cache.get(datasetSeq, 'cell', String(BigInt(version) - 1n))).toBeUndefined();
+  });
+
+  it('reads nothing but the terms and the rows once the postings are in memory', async () => {
+    const warm = repository();
+    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    expect(warm.counts()).toEqual({ statements: 5, transactions: 0 });
+  });
+});
