@@ -15,13 +15,17 @@ function postings(entries: [chunk: number, tf: number, length: number][]): Posti
   };
 }
 
-/** A corpus of `terms` with the given document frequencies over random chunks, fixed per seed. */
-function corpus(seed: number, dfs: number[]): Postings[] {
+/**
+ * A corpus of `terms` with the given document frequencies over random chunks of 5,000, fixed per
+ * seed, the chunks numbered `spread` apart: far apart, `rankBm25` adds scores in a hash table; close
+ * together (as a dataset's chunks are), in an array over their range.
+ */
+function corpus(seed: number, dfs: number[], spread = 7919): Postings[] {
   const random = generator(seed);
   const lengths = new Map<number, number>();
   return dfs.map((df) => {
     const chunks = new Set<number>();
-    while (chunks.size < df) chunks.add(1 + Math.floor(random() * 5000) * 7919);
+    while (chunks.size < df) chunks.add(1 + Math.floor(random() * 5000) * spread);
     return postings(
       [...chunks].map((chunk) => {
         if (!lengths.has(chunk)) lengths.set(chunk, 1 + Math.floor(random() * 60));
@@ -69,6 +73,33 @@ describe('rankBm25', () => {
       [...expected.keys()].sort((a, b) => a - b),
     );
     all.forEach(({ score }, i) => i > 0 && expect(score).toBeLessThanOrEqual(all[i - 1].score));
+  });
+
+  it('ranks chunks numbered close together exactly as chunks far apart', () => {
+    const check = (seed: number, dfs: number[], offset: number) => {
+      const near = corpus(seed, dfs, 1).map((term) => ({
+        ...term,
+        chunks: term.chunks.map((c) => c + offset),
+      }));
+      const far = corpus(seed, dfs);
+      const expected = reference(near, 9000, 9000 * 30);
+      const a = rankBm25(near, 9000, 9000 * 30, parameters, 60);
+      expect(a.matched).toBe(expected.size);
+      a.ranked.forEach(({ chunk, score }) =>
+        expect(Math.abs(score - expected.get(chunk)!)).toBeLessThan(1e-9),
+      );
+      const b = rankBm25(far, 9000, 9000 * 30, parameters, 60);
+      expect(b.matched).toBe(a.matched);
+      // The same chunks in the same order (index i is chunk 1 + i near, 1 + i·7919 far), the same sums.
+      expect(a.ranked.map(({ chunk, score }) => [(chunk - offset - 1) * 7919 + 1, score])).toEqual(
+        b.ranked.map(({ chunk, score }) => [chunk, score]),
+      );
+    };
+    check(7, [3000, 800, 120, 5], 0);
+    // Again over other ranges, after a larger query and a much smaller one: nothing carried over.
+    check(11, [4000, 2500, 40], 2 ** 40);
+    check(13, [30, 9, 2], 10_000);
+    check(17, [200, 100, 50], 1_000_000);
   });
 
   it('breaks ties by the lower chunk', () => {
