@@ -99,4 +99,48 @@ describe('Keyword leg across concurrent writes', () => {
     await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
     expect(warm.counts()).toEqual({ statements: 5, transactions: 0 });
   });
+
+  describe('warm-up', () => {
+    const versionOf = async (term: string) =>
+      (
+        await t.sql.query<{ version: string }>(
+          'SELECT version::text FROM term_stats WHERE dataset_seq = $1 AND term = $2',
+          [datasetSeq, term],
+        )
+      ).rows[0].version;
+
+    it('reads the most frequent terms first, within its budget', async () => {
+      // Stemmed, `cell` and `energi` are in two chunks each, every other term in one.
+      const { cache, repository: warmed } = repository();
+      expect(await warmed.warm(2, () => false)).toBe(2);
+      expect(cache.get(datasetSeq, 'cell', await versionOf('cell'))?.chunks).toHaveLength(2);
+      expect(cache.get(datasetSeq, 'energi', await versionOf('energi'))).toBeUndefined();
+      expect(cache.get(datasetSeq, 'starch', await versionOf('starch'))).toBeUndefined();
+    });
+
+    it('then leaves a query nothing to read but its terms and its rows', async () => {
+      const { repository: warmed, counts } = repository();
+      const expected = await repository().repository.keyword(
+        datasetSeq,
+        'english',
+        'cell energy',
+        {},
+        5,
+        bm25,
+      );
+      expect(await warmed.warm(1_000, () => false)).toBe(12);
+      const before = counts().statements;
+      const hits = await warmed.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+      expect(counts().statements - before).toBe(2);
+      expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+        expected.map(({ chunkSeq, score }) => [chunkSeq, score]),
+      );
+    });
+
+    it('stops when told to', async () => {
+      const { cache, repository: warmed } = repository();
+      expect(await warmed.warm(1_000, () => true)).toBe(0);
+      expect(cache.size).toBe(0);
+    });
+  });
 });

@@ -54,6 +54,8 @@ export interface AppConfig {
     postingsCacheMiB: number;
     /** Connections of the search pool (see SearchPool), beside the main pool's. */
     poolSize: number;
+    /** Postings of the most frequent terms read into memory at start-up, in MiB (0: none). */
+    postingsWarmMiB: number;
   };
   rerank: {
     provider: 'none' | 'local' | 'http';
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       batchConcurrency: read.int('SEARCH_BATCH_CONCURRENCY', 4, 1, 10),
       postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
       poolSize: read.int('SEARCH_DB_POOL_SIZE', 10, 1, 200),
+      postingsWarmMiB: read.int('SEARCH_POSTINGS_WARM_MB', 64, 0, 65_536),
     },
     rerank: {
       provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { POSTING_BYTES, PostingsCache } from 'src/modules/search/postings-cache.js';
+import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
@@ -15,6 +16,7 @@ import { SearchPool } from 'src/modules/search/search-pool.js';
     SearchService,
     SearchRepository,
     SearchPool,
+    PostingsWarmer,
     RerankService,
     {
       provide: PostingsCache,

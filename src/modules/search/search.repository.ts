@@ -46,6 +46,9 @@ type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
 
+/** Terms whose postings one statement of the warm-up reads. */
+const WARM_TERMS_PER_STATEMENT = 200;
+
 const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId"`;
 
 /** The statement cancelled by its timeout becomes 504 query_timeout. */
@@ -162,18 +165,7 @@ export class SearchRepository {
       else missing.set(term, version);
     }
     if (missing.size === 0) return found;
-    // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting. Aggregated
-    // before the versions are joined: joined first, the planner hashed all of term_stats and sorted
-    // every posting on disk (93 ms against 15 for four common terms).
-    const rows = await read<{ term: string; version: string; packed: Buffer }>(
-      `SELECT p.term, t.version::text AS version, p.packed
-         FROM term_stats t
-         JOIN (SELECT term, string_agg(int8send(chunk_seq) || int4send(tf) || int4send(length), ''::bytea) AS packed
-                 FROM chunk_terms WHERE dataset_seq = $1 AND term = ANY($2::text[])
-                GROUP BY term) p ON p.term = t.term
-        WHERE t.dataset_seq = $1 AND t.term = ANY($2::text[])`,
-      [datasetSeq, [...missing.keys()]],
-    );
+    const rows = await this.readPostings(read, datasetSeq, [...missing.keys()]);
     if (rows.length !== missing.size) return null;
     for (const { term, version, packed } of rows) {
       if (missing.get(term) !== version) return null;
@@ -182,6 +174,65 @@ export class SearchRepository {
       this.cache.set(datasetSeq, term, version, postings);
     }
     return found;
+  }
+
+  /** Terms' postings with their current versions, packed (see `unpackPostings`). */
+  private readPostings(
+    read: Read,
+    datasetSeq: string,
+    terms: string[],
+  ): Promise<{ term: string; version: string; packed: Buffer }[]> {
+    // Packed to 16 bytes a posting: far cheaper to send and read than a row per posting. Aggregated
+    // before the versions are joined: joined first, the planner hashed all of term_stats and sorted
+    // every posting on disk (93 ms against 15 for four common terms).
+    return read(
+      `SELECT p.term, t.version::text AS version, p.packed
+         FROM term_stats t
+         JOIN (SELECT term, string_agg(int8send(chunk_seq) || int4send(tf) || int4send(length), ''::bytea) AS packed
+                 FROM chunk_terms WHERE dataset_seq = $1 AND term = ANY($2::text[])
+                GROUP BY term) p ON p.term = t.term
+        WHERE t.dataset_seq = $1 AND t.term = ANY($2::text[])`,
+      [datasetSeq, terms],
+    );
+  }
+
+  /**
+   * Reads into memory the postings of the most frequent terms of all datasets, most postings first,
+   * until `budget` postings: the terms most queries hold and the slowest to read on demand. Each is
+   * kept at the version it was read with, like any other (see `PostingsCache`), so warming never
+   * changes an answer. Stops early when `stop()` says so, or when the time is up. Returns the number
+   * of postings read.
+   */
+  async warm(budget: number, stop: () => boolean): Promise<number> {
+    const terms = await this.read<{ datasetSeq: string; term: string }>(
+      `SELECT dataset_seq::text AS "datasetSeq", term
+         FROM (SELECT dataset_seq, term, sum(df) OVER (ORDER BY df DESC, dataset_seq, term) AS running
+                 FROM term_stats WHERE df > 0) t
+        WHERE running <= $1`,
+      [budget],
+    );
+    const byDataset = new Map<string, string[]>();
+    for (const { datasetSeq, term } of terms) {
+      const list = byDataset.get(datasetSeq) ?? [];
+      list.push(term);
+      byDataset.set(datasetSeq, list);
+    }
+    let read = 0;
+    for (const [datasetSeq, all] of byDataset) {
+      for (let i = 0; i < all.length && !stop(); i += WARM_TERMS_PER_STATEMENT) {
+        const rows = await this.readPostings(
+          this.read,
+          datasetSeq,
+          all.slice(i, i + WARM_TERMS_PER_STATEMENT),
+        );
+        for (const { term, version, packed } of rows) {
+          const postings = unpackPostings(packed);
+          this.cache.set(datasetSeq, term, version, postings);
+          read += postings.chunks.length;
+        }
+      }
+    }
+    return read;
   }
 
   /**
