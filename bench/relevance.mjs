@@ -7,7 +7,6 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { AppModule } from '../dist/app.module.js';
 import { loadConfig } from '../dist/config/app-config.js';
-import { DatasetsService } from '../dist/modules/datasets/datasets.service.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
 import { apiKey, createDatabase, pool, poster, startServer, writeResult } from './lib.mjs';
 
@@ -88,19 +87,16 @@ try {
   );
   const search = app.get(SearchService);
   const caller = { tier: 'api_key', accountId: key.account_id, credentialId: key.key_id, scopes: ['search'] };
-  const datasetRow = await app.get(DatasetsService).get(caller, dataset.id);
   const modes = embeddingEnv.EMBEDDING_PROVIDER === 'none' ? ['keyword'] : ['keyword', 'semantic', 'hybrid'];
   for (const mode of modes) {
     const metrics = { ndcg10: [], recall100: [], mrr10: [] };
     const latencies = [];
     for (const [queryId, relevant] of qrels) {
       const started = performance.now();
-      const hits = await search.search(datasetRow, queries.get(queryId), {
-        limit: 300,
-        mode,
-        rerank: false,
-        explain: false,
-      });
+      const query = queries.get(queryId);
+      const options = { limit: 300, mode, rerank: false, explain: false };
+      const prepared = await search.prepare(caller, dataset.id, options, [query]);
+      const hits = await search.search(prepared, query, options);
       latencies.push(performance.now() - started);
       const ranking = [...new Set(hits.map((hit) => hit.metadata.source_id))];
       metrics.ndcg10.push(ndcg(ranking.slice(0, 10), relevant));
