@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
-import type { SearchPool } from 'src/modules/search/search-pool.js';
+import type { AppConfig } from 'src/config/app-config.js';
+import { SearchPool } from 'src/modules/search/search-pool.js';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { bearer, startTestApp, type TestApp } from './utils/test-app.js';
 
@@ -90,7 +91,6 @@ describe('Keyword leg across concurrent writes', () => {
       )
     ).rows;
     expect(raced.cache.get(datasetSeq, 'cell', version)).toBeDefined();
-    expect(raced.cache.get(datasetSeq, 'cell', String(BigInt(version) - 1n))).toBeUndefined();
   });
 
   it('reads nothing but the terms and the rows once the postings are in memory', async () => {
@@ -98,6 +98,43 @@ describe('Keyword leg across concurrent writes', () => {
     await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
     await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
     expect(warm.counts()).toEqual({ statements: 5, transactions: 0 });
+  });
+
+  it('gives the vector leg its rows, with the metadata of the best `shown`', async () => {
+    const unit = (x: number[]) => `[${x.map((y) => y / Math.hypot(...x)).join(',')}]`;
+    const { rows } = await t.sql.query<{ seq: string }>(
+      'SELECT seq FROM chunks WHERE dataset_seq = $1 ORDER BY seq',
+      [datasetSeq],
+    );
+    // Chunk i points at angle i from the query's direction: the nearest first, in chunk order.
+    await t.sql.query(
+      `UPDATE chunks SET embedding = v.e::vector FROM unnest($1::bigint[], $2::text[]) AS v(seq, e) WHERE chunks.seq = v.seq`,
+      [rows.map(({ seq }) => seq), rows.map((_, i) => unit([1, i * 0.3, 0.1]))],
+    );
+    const { repository: legs } = repository();
+    const query = Promise.resolve([1, 0, 0]);
+    const hits = await legs.semantic(datasetSeq, 3, query, {}, 50, 2);
+    expect(hits.map(({ chunkSeq }) => chunkSeq)).toEqual(rows.map(({ seq }) => seq));
+    expect(hits.map(({ row }) => row.metadata)).toEqual([{}, {}, undefined]);
+    expect(hits.every(({ row }) => row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(true);
+  });
+
+  it('runs on connections that carry the search settings', async () => {
+    const search = new SearchPool(
+      { databaseUrl: t.database.url, search: { timeoutMs: 1234, poolSize: 1 } } as AppConfig,
+      { warn: () => undefined } as never,
+    );
+    try {
+      const show = async (name: string) =>
+        (await search.pool.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
+      expect(await show('statement_timeout')).toBe('1234ms');
+      expect(await show('default_transaction_read_only')).toBe('on');
+      expect(await show('jit')).toBe('off');
+      expect(await show('hnsw.iterative_scan')).toBe('relaxed_order');
+      expect(await show('hnsw.ef_search')).toBe('50');
+    } finally {
+      await search.onApplicationShutdown();
+    }
   });
 
   describe('warm-up', () => {

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { dataSourceOptions } from 'src/database/data-source.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 
-/** One connection pool for the process; repositories inject the DataSource. */
+/** The main connection pool of the process; repositories inject the DataSource (searches have their own: SearchPool). */
 @Global()
 @Module({
   imports: [

@@ -96,7 +96,8 @@ describe('rankBm25', () => {
       );
     };
     check(7, [3000, 800, 120, 5], 0);
-    // Again over other ranges, after a larger query and a much smaller one: nothing carried over.
+    // Again over other ranges, after a larger query and after one too sparse for the array (41
+    // postings over 5,000 chunks go to the hash table): nothing carried over.
     check(11, [4000, 2500, 40], 2 ** 40);
     check(13, [30, 9, 2], 10_000);
     check(17, [200, 100, 50], 1_000_000);
@@ -123,6 +124,16 @@ describe('rankBm25', () => {
     const { ranked, matched } = rankBm25([small, small], 300_000, 3_000_000, parameters, 10);
     expect(matched).toBe(2);
     expect(ranked.map(({ chunk }) => chunk)).toEqual([150_000, 3]);
+    // Dense and small, after dense and large (the array shrinks).
+    rankBm25([large], 300_000, 3_000_000, parameters, 10);
+    const close = postings([
+      [7, 1, 10],
+      [8, 2, 10],
+      [9, 1, 50],
+    ]);
+    const after = rankBm25([close], 300_000, 3_000_000, parameters, 10);
+    expect(after.matched).toBe(3);
+    expect(after.ranked.map(({ chunk }) => chunk)).toEqual([8, 7, 9]);
     expect(rankBm25([], 10, 100, parameters, 10)).toEqual({ ranked: [], matched: 0 });
   });
 

@@ -10,16 +10,18 @@ export const SESSION_EF_SEARCH = 50;
 export const HNSW_MAX_SCAN_TUPLES = 200_000;
 
 /**
- * The connections searches read through: a pool of their own, whose sessions start with the search
- * settings (PostgreSQL's `options` startup parameter), so that a search runs its statements bare: a
- * vector search is one statement and one round trip, not a transaction opened, configured, queried and
- * committed. The settings are the code's own numbers and words, never a caller's input:
+ * The connections searches read through: a pool of their own, whose sessions are given the search
+ * settings once, when they open, so that a search runs its statements bare: a vector search is one
+ * statement and one round trip, not a transaction opened, configured, queried and committed. The
+ * settings are the code's own numbers and words, never a caller's input:
  * - `statement_timeout`, the search timeout: a slow statement is cancelled in the database;
  * - `default_transaction_read_only`: searches only read;
  * - `jit` off: the research measured it taking half of a search's time;
  * - pgvector's iterative HNSW scan, so that a filter still gets its `limit` rows, with `ef_search` at
  *   the usual number of candidates (a leg that wants more sets it for its own transaction).
- * Ingestion's long transactions cannot exhaust this pool, nor searches the main one.
+ * They are set with `SET` on each new connection, not passed in the `options` startup parameter,
+ * which poolers such as PgBouncer refuse or drop. Ingestion's long transactions cannot exhaust this pool, nor searches the
+ * main one.
  */
 @Injectable()
 export class SearchPool implements OnApplicationShutdown {
@@ -35,14 +37,20 @@ export class SearchPool implements OnApplicationShutdown {
       'hnsw.max_scan_tuples': HNSW_MAX_SCAN_TUPLES,
       idle_in_transaction_session_timeout: 60_000,
     };
+    const set = Object.entries(settings)
+      .map(([name, value]) => `SET ${name} = ${value}`)
+      .join('; ');
+    // pg-pool's `verify` runs on each new connection before it is handed out; when it fails, the
+    // connection is closed and the search gets the error: none runs without its timeout.
+    const verify = (client: pg.PoolClient, done: (err?: Error) => void) => {
+      client.query(set).then(() => done(), done);
+    };
     this.pool = new pg.Pool({
       connectionString: config.databaseUrl,
       max: config.search.poolSize,
       application_name: 'dataset-search/search',
       connectionTimeoutMillis: 10_000,
-      options: Object.entries(settings)
-        .map(([name, value]) => `-c ${name}=${value}`)
-        .join(' '),
+      verify,
     });
     // An idle connection that the server drops is discarded by the pool; say so, do not crash.
     this.pool.on('error', (err) => logger.warn({ err }, 'search connection lost'));

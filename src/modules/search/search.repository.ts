@@ -46,8 +46,10 @@ type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;
 const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
 
-/** Terms whose postings one statement of the warm-up reads. */
+/** Terms whose postings one round of the warm-up reads. */
 const WARM_TERMS_PER_STATEMENT = 200;
+/** The most terms the warm-up considers, whatever its budget. */
+const WARM_MAX_TERMS = 1_000_000;
 
 const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId"`;
 
@@ -106,8 +108,8 @@ export class SearchRepository {
         rankBm25(postings, n, total, bm25, k);
     if (filter.fields > 0) {
       return this.transaction('REPEATABLE READ', async (read) => {
-        const terms = await this.terms(read, datasetSeq, language, query, true);
-        return this.firstPassing(read, rank(terms!), filter, limit);
+        const terms = (await this.terms(read, datasetSeq, language, query, true))!;
+        return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, limit);
       });
     }
     const terms =
@@ -147,16 +149,22 @@ export class SearchRepository {
       [datasetSeq, language, query],
     );
     if (terms.length === 0) return { n: 0, total: 0, postings: [] };
-    const postings = await this.postings(read, datasetSeq, terms);
-    if (!postings && inSnapshot) throw new Error('term versions changed inside one snapshot');
+    const postings = await this.postings(read, datasetSeq, terms, inSnapshot);
     return postings && { n: terms[0].n, total: terms[0].total, postings };
   }
 
   /**
    * The terms' postings, from memory when the version there is current, else from the database; null
-   * when a term read from the database is no longer at the version asked for (see `terms`).
+   * when, statement by statement, a term read from the database is no longer at the version asked for
+   * (see `terms`). In one snapshot the versions are those asked for, and a term without postings
+   * (which `term_stats` should not list) is taken as having none.
    */
-  private async postings(read: Read, datasetSeq: string, terms: TermRow[]): Promise<Postings[] | null> {
+  private async postings(
+    read: Read,
+    datasetSeq: string,
+    terms: TermRow[],
+    inSnapshot: boolean,
+  ): Promise<Postings[] | null> {
     const found: Postings[] = [];
     const missing = new Map<string, string>();
     for (const { term, version } of terms) {
@@ -166,9 +174,9 @@ export class SearchRepository {
     }
     if (missing.size === 0) return found;
     const rows = await this.readPostings(read, datasetSeq, [...missing.keys()]);
-    if (rows.length !== missing.size) return null;
+    if (!inSnapshot && rows.some(({ term, version }) => missing.get(term) !== version)) return null;
+    if (!inSnapshot && rows.length !== missing.size) return null;
     for (const { term, version, packed } of rows) {
-      if (missing.get(term) !== version) return null;
       const postings = unpackPostings(packed);
       found.push(postings);
       this.cache.set(datasetSeq, term, version, postings);
@@ -204,28 +212,26 @@ export class SearchRepository {
    * of postings read.
    */
   async warm(budget: number, stop: () => boolean): Promise<number> {
-    const terms = await this.read<{ datasetSeq: string; term: string }>(
-      `SELECT dataset_seq::text AS "datasetSeq", term
-         FROM (SELECT dataset_seq, term, sum(df) OVER (ORDER BY df DESC, dataset_seq, term) AS running
-                 FROM term_stats WHERE df > 0) t
-        WHERE running <= $1`,
-      [budget],
+    // Every term holds at least one posting, so the budget bounds the terms to consider: PostgreSQL
+    // keeps the most frequent ones with a bounded sort, and their running total is cut here.
+    const frequent = await this.read<{ datasetSeq: string; term: string; df: number }>(
+      `SELECT dataset_seq::text AS "datasetSeq", term, df FROM term_stats
+        WHERE df > 0 ORDER BY df DESC, dataset_seq, term LIMIT $1`,
+      [Math.min(budget, WARM_MAX_TERMS)],
     );
-    const byDataset = new Map<string, string[]>();
-    for (const { datasetSeq, term } of terms) {
-      const list = byDataset.get(datasetSeq) ?? [];
-      list.push(term);
-      byDataset.set(datasetSeq, list);
-    }
+    let total = 0;
+    const chosen = frequent.filter(({ df }) => (total += df) <= budget);
     let read = 0;
-    for (const [datasetSeq, all] of byDataset) {
-      for (let i = 0; i < all.length && !stop(); i += WARM_TERMS_PER_STATEMENT) {
-        const rows = await this.readPostings(
-          this.read,
-          datasetSeq,
-          all.slice(i, i + WARM_TERMS_PER_STATEMENT),
-        );
-        for (const { term, version, packed } of rows) {
+    for (let i = 0; i < chosen.length && !stop(); i += WARM_TERMS_PER_STATEMENT) {
+      // In order of frequency, whatever their dataset, so that stopping early leaves out the rarest.
+      const byDataset = new Map<string, string[]>();
+      for (const { datasetSeq, term } of chosen.slice(i, i + WARM_TERMS_PER_STATEMENT)) {
+        const terms = byDataset.get(datasetSeq) ?? [];
+        terms.push(term);
+        byDataset.set(datasetSeq, terms);
+      }
+      for (const [datasetSeq, terms] of byDataset) {
+        for (const { term, version, packed } of await this.readPostings(this.read, datasetSeq, terms)) {
           const postings = unpackPostings(packed);
           this.cache.set(datasetSeq, term, version, postings);
           read += postings.chunks.length;
@@ -314,13 +320,14 @@ export class SearchRepository {
                           LIMIT $3) n) r`,
         [datasetSeq, toSql(vector), limit, shown, ...filter.params],
       );
+      // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
       return rows
+        .sort((a, b) => a.distance - b.distance || Number(a.seq) - Number(b.seq))
         .map(({ distance, metadata, ...row }) => ({
           chunkSeq: row.seq,
           score: 1 - distance,
           row: metadata === null ? row : { ...row, metadata },
-        }))
-        .sort((a, b) => b.score - a.score || Number(a.chunkSeq) - Number(b.chunkSeq));
+        }));
     };
     if (chunkCount <= EXACT_SCAN_MAX_CHUNKS) return run(this.read, true);
     const hits =
