@@ -1,5 +1,6 @@
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
+import type * as PdfParseModule from 'pdf-parse';
 import type { ExtractedText, TextSection } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
@@ -9,7 +10,7 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
  * and more) for the whole process. Loaded at start-up, they made every JSON parse of an API process
  * that never reads a PDF go through a JavaScript wrapper (about 0.3 ms of each search's CPU).
  */
-let pdfParse: Promise<typeof import('pdf-parse')> | undefined;
+let pdfParse: Promise<typeof PdfParseModule> | undefined;
 
 /** Text per page; an encrypted, truncated or non-PDF file fails with invalid_pdf. */
 export async function extractPdf(bytes: Buffer): Promise<ExtractedText> {
