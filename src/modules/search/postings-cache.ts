@@ -8,6 +8,11 @@ export interface Postings {
 /** Bytes per posting in the database's packed form and in memory: int8 chunk, int4 tf, int4 length. */
 export const POSTING_BYTES = 16;
 
+/** How many postings `mebibytes` of memory hold. */
+export function postingsIn(mebibytes: number): number {
+  return Math.floor((mebibytes * 2 ** 20) / POSTING_BYTES);
+}
+
 /** Reads the packed form (`int8send(chunk_seq) || int4send(tf) || int4send(length)`, repeated). */
 export function unpackPostings(packed: Buffer): Postings {
   const count = packed.length / POSTING_BYTES;

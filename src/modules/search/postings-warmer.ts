@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { POSTING_BYTES } from 'src/modules/search/postings-cache.js';
+import { postingsIn } from 'src/modules/search/postings-cache.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 
 /** The warm-up stops reading after this long, whatever is left: start-up must not wait on it for long. */
@@ -26,7 +26,7 @@ export class PostingsWarmer implements OnApplicationBootstrap, OnApplicationShut
 
   async onApplicationBootstrap(): Promise<void> {
     const { postingsWarmMiB, postingsCacheMiB } = this.config.search;
-    const budget = Math.floor((Math.min(postingsWarmMiB, postingsCacheMiB) * 2 ** 20) / POSTING_BYTES);
+    const budget = postingsIn(Math.min(postingsWarmMiB, postingsCacheMiB));
     if (budget === 0) return;
     const started = Date.now();
     const deadline = started + WARM_TIME_LIMIT_MS;

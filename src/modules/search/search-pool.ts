@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 /** `hnsw.ef_search` of every search session: the fewest candidates a leg takes (see SearchService). */
 export const SESSION_EF_SEARCH = 50;
 /** How far pgvector's iterative scan may walk the shared HNSW graph before giving up (default 20,000). */
-export const HNSW_MAX_SCAN_TUPLES = 200_000;
+const HNSW_MAX_SCAN_TUPLES = 200_000;
 
 /**
  * The connections searches read through: a pool of their own, whose sessions are given the search

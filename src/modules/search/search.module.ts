@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
-import { POSTING_BYTES, PostingsCache } from 'src/modules/search/postings-cache.js';
+import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js';
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
@@ -21,8 +21,7 @@ import { SearchPool } from 'src/modules/search/search-pool.js';
     {
       provide: PostingsCache,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        new PostingsCache(Math.floor((config.search.postingsCacheMiB * 2 ** 20) / POSTING_BYTES)),
+      useFactory: (config: AppConfig) => new PostingsCache(postingsIn(config.search.postingsCacheMiB)),
     },
   ],
   exports: [SearchService],
