@@ -104,6 +104,7 @@ describe('Boot', () => {
     'TermStats1732000000002',
     'Reembedding1732000000003',
     'HalfvecIndex1732000000004',
+    'ApiKeyChanges1732000000005',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -38,6 +38,8 @@ export interface AppConfig {
   tls: { certFile: string; keyFile: string; httpRedirectPort: number | null } | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimits: RateLimits;
+  /** How long a verified API key is trusted without reading it again (0: read on every request). */
+  apiKeyCacheSeconds: number;
   idempotencyTtlHours: number;
   /** Largest JSON body accepted, in bytes. */
   jsonBodyLimitBytes: number;
@@ -246,6 +248,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       session: read.int('RATE_LIMIT_SESSION', 15_000, 1, 10_000_000),
       windowSeconds: read.int('RATE_LIMIT_WINDOW_SECONDS', 3_600, 1, 86_400),
     },
+    apiKeyCacheSeconds: read.int('API_KEY_CACHE_SECONDS', 60, 0, 3_600),
     idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
     jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ApiKeyCache } from 'src/modules/auth/api-key-cache.js';
 import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 
 /** Accounts and their API keys; used by the bearer guard and by the admin command line. */
-@Module({ providers: [ApiKeysRepository, ApiKeysService], exports: [ApiKeysService] })
+@Module({ providers: [ApiKeysRepository, ApiKeysService, ApiKeyCache], exports: [ApiKeysService] })
 export class ApiKeysModule {}

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import { AppError } from 'src/common/errors/app-error.js';
+import type { AppConfig } from 'src/config/app-config.js';
 import type { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
+import { ApiKeyCache } from 'src/modules/auth/api-key-cache.js';
 import type { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { AuthTier } from 'src/modules/auth/auth.types.js';
@@ -28,7 +30,10 @@ function serviceWith(key: ApiKeyEntity | null) {
   const findKeyById = jest.fn((_id: string) => Promise.resolve(key));
   const touchLastUsed = jest.fn((_id: string) => Promise.resolve());
   const repository = strictMock<ApiKeysRepository>({ findKeyById, touchLastUsed }, 'ApiKeysRepository');
-  return { service: new ApiKeysService(repository, pino({ level: 'silent' })), findKeyById, touchLastUsed };
+  const logger = pino({ level: 'silent' });
+  // Keeping keys in memory (off here) is tested against the database, in test/api-key-cache.e2e-spec.ts.
+  const cache = new ApiKeyCache({ apiKeyCacheSeconds: 0 } as AppConfig, logger);
+  return { service: new ApiKeysService(repository, cache, logger), findKeyById, touchLastUsed };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {

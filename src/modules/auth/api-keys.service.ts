@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { newId, randomBase62 } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
+import { ApiKeyCache, type KnownKey } from 'src/modules/auth/api-key-cache.js';
 import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
 import { AuthErrors } from 'src/modules/auth/auth.errors.js';
 import { AuthTier, type Principal, SCOPES, type TokenVerifier } from 'src/modules/auth/auth.types.js';
@@ -43,6 +44,7 @@ export class ApiKeysService implements TokenVerifier {
 
   constructor(
     private readonly repository: ApiKeysRepository,
+    private readonly cache: ApiKeyCache,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -63,6 +65,7 @@ export class ApiKeysService implements TokenVerifier {
 
   async revoke(keyId: string): Promise<void> {
     if (!(await this.repository.revokeKey(keyId))) throw AuthErrors.apiKeyNotFound(keyId);
+    this.cache.forget(keyId);
   }
 
   async list(accountName: string): Promise<ApiKeySummary[]> {
@@ -82,21 +85,32 @@ export class ApiKeysService implements TokenVerifier {
   async verify(token: string): Promise<Principal> {
     const match = API_KEY_PATTERN.exec(token);
     if (!match) throw CommonErrors.invalidApiKey();
-    const key = await this.repository.findKeyById(`key_${match[1]}`);
-    // Hash even when the key is unknown, so that timing does not tell which key ids exist.
-    const presented = hashSecret(match[2]);
-    const stored = key?.secretHash ?? Buffer.alloc(presented.length);
-    if (!key || key.revokedAt !== null || !timingSafeEqual(presented, stored))
-      throw CommonErrors.invalidApiKey();
+    const id = `key_${match[1]}`;
+    const key = await this.knownKey(id, hashSecret(match[2]));
+    if (!key) throw CommonErrors.invalidApiKey();
 
-    if (isStale(key.lastUsedAt)) await this.recordUse(key.id);
-    return { tier: AuthTier.ApiKey, accountId: key.accountId, credentialId: key.id, scopes: SCOPES };
+    if (isStale(key.lastUsedAt)) await this.recordUse(id);
+    return { tier: AuthTier.ApiKey, accountId: key.accountId, credentialId: id, scopes: SCOPES };
+  }
+
+  /** The key when `presented` is the hash of its secret and it is not revoked; else null. */
+  private async knownKey(id: string, presented: Buffer): Promise<KnownKey | null> {
+    const cached = this.cache.get(id);
+    if (cached) return timingSafeEqual(presented, cached.secretHash) ? cached : null;
+    const epoch = this.cache.begin();
+    const key = await this.repository.findKeyById(id);
+    // Compared even when the key is unknown, so that timing does not tell which key ids exist.
+    const stored = key?.secretHash ?? Buffer.alloc(presented.length);
+    if (!key || key.revokedAt !== null || !timingSafeEqual(presented, stored)) return null;
+    this.cache.remember(id, key, epoch);
+    return key;
   }
 
   /** A failure to record the use of a key must not fail the request it authenticated. */
   private async recordUse(keyId: string): Promise<void> {
     try {
       await this.repository.touchLastUsed(keyId);
+      this.cache.touch(keyId, new Date());
     } catch (err) {
       this.logger.warn({ err, key_id: keyId }, 'could not record last_used_at');
     }
