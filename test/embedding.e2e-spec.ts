@@ -174,6 +174,18 @@ describe('Embedding providers', () => {
       const [same, other] = await Promise.all([ask(text), ask('Stock markets fell on Tuesday.')]);
       expect(same.body.results[0].semantic_score).toBeGreaterThan(0.9999);
       expect(other.body.results[0].semantic_score).toBeLessThan(0.999);
+
+      // An authenticated search alone embeds its query before its request is checked; an anonymous
+      // one (a public dataset) only after. Both vectors are the query's own.
+      await t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ is_public: true }).expect(200);
+      const query = 'Where does the energy of the cell come from?';
+      const early = await ask(query);
+      const checked = await t.http
+        .post('/v1/mcp/query')
+        .send({ dataset_id: datasetId, query, mode: 'semantic', explain: true })
+        .expect(200);
+      expect(early.body.results[0].semantic_score).toBeLessThan(0.9999);
+      expect(early.body.results[0].semantic_score).toBeCloseTo(checked.body.results[0].semantic_score, 6);
     } finally {
       await t.close();
     }

@@ -11,6 +11,7 @@ import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { AuthenticationGuard } from 'src/modules/auth/authentication.guard.js';
 import { ANONYMOUS, TOKEN_VERIFIERS } from 'src/modules/auth/auth.types.js';
 import { BearerStrategy } from 'src/modules/auth/bearer.strategy.js';
+import { EarlyStartGuard } from 'src/modules/auth/early-start.js';
 import { OAuthTokenVerifier } from 'src/modules/auth/oauth-token.verifier.js';
 import { RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
 import { tierLimit } from 'src/modules/auth/rate-limits.js';
@@ -46,8 +47,10 @@ import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.
       inject: [ApiKeysService, OAuthTokenVerifier],
       useFactory: (...verifiers: unknown[]) => verifiers,
     },
-    // Global guards run in this order: who is calling, how much they have left, what they may do.
+    // Global guards run in this order: who is calling, (work a route starts early for a known caller),
+    // how much they have left, what they may do.
     { provide: APP_GUARD, useClass: AuthenticationGuard },
+    { provide: APP_GUARD, useClass: EarlyStartGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],

@@ -1,17 +1,20 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
+import { StartsEarly } from 'src/modules/auth/early-start.js';
 import {
   BatchQueryDto,
   BatchQueryResponseDto,
   QueryDto,
   QueryResponseDto,
 } from 'src/modules/search/dto/search.dto.js';
+import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
+import type { Request } from 'express';
 
 const SEARCH_ERRORS = {
   400: [
@@ -53,6 +56,7 @@ export class SearchController {
   @Post('query')
   @HttpCode(200)
   @PublicReadable({ scope: 'search' })
+  @StartsEarly(EarlyQueryEmbedding)
   @ApiOperation({
     summary: 'Hybrid search in one dataset',
     description:
@@ -62,11 +66,16 @@ export class SearchController {
   })
   @ApiOkResponse({ type: QueryResponseDto })
   @ApiErrors([400, 401, 403, 404, 429, 504], SEARCH_ERRORS)
-  async query(@CurrentPrincipal() caller: Principal, @Body() body: QueryDto): Promise<QueryResponseDto> {
-    const started = performance.now();
+  async query(
+    @CurrentPrincipal() caller: Principal,
+    @Body() body: QueryDto,
+    @Req() request: Request,
+  ): Promise<QueryResponseDto> {
+    const early = request.earlyQueryVector;
+    const started = early?.startedAt ?? performance.now();
     this.search.checkQuery(body.query, 'query');
     const results = await this.search.withinDeadline(async () => {
-      const prepared = await this.search.prepare(caller, body.dataset_id, body, [body.query]);
+      const prepared = await this.search.prepare(caller, body.dataset_id, body, [body.query], early);
       return this.search.search(prepared, body.query, body);
     });
     return { results, query_time_ms: Math.round(performance.now() - started) };
@@ -93,11 +102,7 @@ export class SearchController {
       throw SearchErrors.tooManyQueries(body.queries.length);
     if (body.queries.length === 0)
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
-    body.queries.forEach((query, i) => {
-      if (query.length === 0)
-        throw CommonErrors.validation([{ field: `queries[${i}]`, issue: 'must not be empty' }]);
-      this.search.checkQuery(query, `queries[${i}]`);
-    });
+    body.queries.forEach((query, i) => this.search.checkQuery(query, `queries[${i}]`));
     const prepared = await this.search.prepare(caller, body.dataset_id, body, body.queries);
     const run = () =>
       mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({

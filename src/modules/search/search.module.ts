@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js';
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
@@ -14,6 +15,7 @@ import { SearchPool } from 'src/modules/search/search-pool.js';
   controllers: [SearchController],
   providers: [
     SearchService,
+    EarlyQueryEmbedding,
     SearchRepository,
     SearchPool,
     PostingsWarmer,

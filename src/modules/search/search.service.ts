@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { withDeadline } from 'src/common/async/deadline.js';
-import { CommonErrors } from 'src/common/errors/app-error.js';
+import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
@@ -86,8 +86,20 @@ export class SearchService {
   }
 
   /**
+   * The query's embedding, started before its request has been checked (see EarlyQueryEmbedding), or
+   * null when it must wait: the query is not one the service takes, or the embedder is busy or has a
+   * price per call.
+   */
+  embedEarly(query: string): Promise<number[]> | null {
+    if (!this.embedding.current()?.idleForQueries?.() || this.queryIssue(query, 'query')) return null;
+    const vector = this.embedQuery(query);
+    vector.catch(() => undefined); // the request may yet be refused, and nobody waits for it
+    return vector;
+  }
+
+  /**
    * The dataset, visible to the caller (public datasets to anyone), with the options checked (the
-   * queries were, by `checkQuery`).
+   * queries were, by `checkQuery`). `early` is a query's embedding already under way.
    * The queries' embeddings start while the dataset is looked up: the lookup is then off the critical
    * path of a search. A caller who turns out not to see the dataset has spent one embedding per
    * request, within its rate limit (docs/decisions.md).
@@ -97,6 +109,7 @@ export class SearchService {
     datasetId: string,
     options: SearchOptions,
     queries: string[],
+    early?: { query: string; vector: Promise<number[]> },
   ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
@@ -104,7 +117,7 @@ export class SearchService {
     const embeds = options.mode !== 'keyword' && this.embedding.current() !== null;
     for (const query of embeds ? queries : []) {
       if (vectors.has(query)) continue;
-      const vector = this.embedQuery(query);
+      const vector = early?.query === query ? early.vector : this.embedQuery(query);
       vector.catch(() => undefined); // not an unhandled rejection when the dataset is not found
       vectors.set(query, vector);
     }
@@ -118,10 +131,17 @@ export class SearchService {
 
   /** 400 for a query the service does not take (the DTO checks that it is a non-empty string). */
   checkQuery(query: string, field: string): void {
+    const issue = this.queryIssue(query, field);
+    if (issue) throw issue;
+  }
+
+  private queryIssue(query: string, field: string): AppError | null {
     const characters = [...query].length;
-    if (characters > SEARCH_LIMITS.queryCharacters) throw SearchErrors.queryTooLong(field, characters);
+    if (characters > SEARCH_LIMITS.queryCharacters) return SearchErrors.queryTooLong(field, characters);
     if (query.includes('\u0000'))
-      throw CommonErrors.validation([{ field, issue: 'must not contain U+0000' }]);
+      return CommonErrors.validation([{ field, issue: 'must not contain U+0000' }]);
+    if (characters === 0) return CommonErrors.validation([{ field, issue: 'must not be empty' }]);
+    return null;
   }
 
   /** One query of a prepared search (`prepare` checked it and started its embedding). */

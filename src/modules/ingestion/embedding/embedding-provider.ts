@@ -14,6 +14,12 @@ export interface EmbeddingProvider {
   readonly tokenizer: Tokenizer;
   embedPassages(texts: string[]): Promise<number[][]>;
   embedQuery(text: string): Promise<number[]>;
+  /**
+   * Whether a query embedded now would start at once, delaying no other: only then may a search
+   * embed its query before its request has been checked (see EarlyQueryEmbedding). Absent where each
+   * call has a price (a remote API): such queries wait for the checks.
+   */
+  idleForQueries?(): boolean;
 }
 
 export function l2Normalise(vector: number[]): number[] {

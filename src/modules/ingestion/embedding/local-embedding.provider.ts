@@ -88,6 +88,11 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return (await embed(this.extractor, [input]))[0];
   }
 
+  /** The query worker is up and has no query under way (queries on this thread never count). */
+  idleForQueries(): boolean {
+    return this.queries?.idle ?? false;
+  }
+
   async close(): Promise<void> {
     await this.queries?.close();
   }

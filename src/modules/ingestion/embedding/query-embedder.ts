@@ -64,6 +64,11 @@ export class QueryEmbedder {
     return this.failure === null;
   }
 
+  /** Alive, with no query under way. */
+  get idle(): boolean {
+    return this.failure === null && this.pending.size === 0;
+  }
+
   embed(text: string): Promise<number[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
