@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
@@ -14,7 +15,6 @@ import {
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
-import type { Request } from 'express';
 
 const SEARCH_ERRORS = {
   400: [
