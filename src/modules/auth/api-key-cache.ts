@@ -126,8 +126,9 @@ export class ApiKeyCache implements OnApplicationShutdown {
       return;
     }
     if (this.listener !== client || this.closed) return;
+    // Nothing is held (nothing is kept while not listening), but a key whose read began before
+    // LISTEN took effect may have missed its announcement: the epoch moves so that it is not kept.
     this.epoch++;
-    this.keys.clear();
     this.listening = true;
     this.backoffMs = RECONNECT_MS[0];
   }

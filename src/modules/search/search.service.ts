@@ -7,6 +7,7 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import type { SearchMode, SearchResultDto } from 'src/modules/search/dto/search.dto.js';
+import type { EarlyVector } from 'src/modules/search/early-query-embedding.js';
 import { compileFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
@@ -109,7 +110,7 @@ export class SearchService {
     datasetId: string,
     options: SearchOptions,
     queries: string[],
-    early?: { query: string; vector: Promise<number[]> },
+    early?: Pick<EarlyVector, 'query' | 'vector'>,
   ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
