@@ -5,6 +5,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import type { Logger } from 'pino';
 import { AppModule } from 'src/app.module.js';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
+import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { rejectDeepBodies } from 'src/common/validation/json-depth.js';
@@ -23,6 +24,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(requestLogger(logger));
+  // Shutdown waits for the requests under way, and refuses new ones, before the pools close.
+  const inFlight = app.get(InFlightRequests);
+  app.use(inFlight.middleware);
+  app.useGlobalInterceptors(inFlight);
   if (config.forceHttps) app.use(httpsRedirect(config.publicBaseUrl));
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });

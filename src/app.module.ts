@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { EventsModule } from 'src/common/events/domain-events.js';
 import { ContentTypeInterceptor } from 'src/common/http/content-type.interceptor.js';
+import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { IdempotencyModule } from 'src/common/idempotency/idempotency.module.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
 import { RedisModule } from 'src/common/redis/redis.module.js';
@@ -43,7 +44,7 @@ export class AppModule {
         DocumentsModule,
         SearchModule,
       ],
-      providers: [{ provide: APP_INTERCEPTOR, useClass: ContentTypeInterceptor }],
+      providers: [InFlightRequests, { provide: APP_INTERCEPTOR, useClass: ContentTypeInterceptor }],
     };
   }
 }

@@ -43,6 +43,8 @@ export interface AppConfig {
   idempotencyTtlHours: number;
   /** Largest JSON body accepted, in bytes. */
   jsonBodyLimitBytes: number;
+  /** How long shutdown waits for the requests under way (see InFlightRequests). */
+  shutdownGraceMs: number;
   migrateOnBoot: boolean;
   embedding: EmbeddingConfig;
   ingestion: IngestionConfig;
@@ -251,6 +253,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     apiKeyCacheSeconds: read.int('API_KEY_CACHE_SECONDS', 60, 0, 3_600),
     idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
     jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownGraceMs: read.int('SHUTDOWN_GRACE_SECONDS', 20, 0, 600) * 1000,
     migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),
     embedding: {
       provider: read.oneOf('EMBEDDING_PROVIDER', ['auto', 'local', 'openai', 'none'] as const, 'auto'),

@@ -33,6 +33,11 @@ export interface TestApp {
   /** The command line with extra environment, e.g. another embedding provider. */
   cliWith(env: Record<string, string>, ...args: string[]): Promise<unknown>;
   createApiKey(account?: string): Promise<CreatedKey>;
+  /**
+   * Sends the server SIGTERM (SIGKILL 5 s later) and resolves, once it has exited, with how: Nest
+   * re-raises the signal once it has shut down. `close` still cleans up.
+   */
+  terminate(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   close(): Promise<void>;
 }
 
@@ -123,6 +128,10 @@ export async function startTestApp(
     cliWith,
     createApiKey: (account = `account-${randomBytes(4).toString('hex')}`) =>
       cli('api-keys', 'create', '--account', account) as Promise<CreatedKey>,
+    async terminate() {
+      await stopProcess(child);
+      return { code: child.exitCode, signal: child.signalCode };
+    },
     async close() {
       await stopProcess(child);
       await sql.end();

@@ -1,0 +1,96 @@
+import {
+  type BeforeApplicationShutdown,
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+} from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { finalize, type Observable } from 'rxjs';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+
+const TICKET = Symbol('in-flight request');
+
+/**
+ * A request's hold on shutdown, released once its response has closed and its handler, if it ran,
+ * has returned: a handler goes on after its client has gone, and still needs the pools.
+ */
+class Ticket {
+  private holds = 1; // the response's
+
+  constructor(private readonly onReleased: () => void) {}
+
+  hold(): () => void {
+    this.holds++;
+    return () => this.release();
+  }
+
+  release(): void {
+    if (--this.holds === 0) this.onReleased();
+  }
+}
+
+type Holding = Request & { [TICKET]?: Ticket };
+
+/**
+ * The requests this process is still answering. On shutdown (`beforeApplicationShutdown`, which Nest
+ * runs before the HTTP server closes and before the pools and the query worker are closed in
+ * `onApplicationShutdown`) new requests are refused with 503 `shutting_down`, and those under way
+ * are given up to `SHUTDOWN_GRACE_SECONDS` to finish: a rolling restart then loses no request, where
+ * before a search under way found its database pool closed and answered 500.
+ */
+@Injectable()
+export class InFlightRequests implements NestInterceptor, BeforeApplicationShutdown {
+  private count = 0;
+  private closing = false;
+  private onDrained: (() => void) | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** The first middleware: counts each request until its response closes, or refuses it when closing. */
+  readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
+    if (this.closing) {
+      response
+        .status(503)
+        .set({ Connection: 'close', 'Retry-After': '1' })
+        .json({ error: 'The service is shutting down; retry the request', code: 'shutting_down' });
+      return;
+    }
+    this.count++;
+    const ticket = new Ticket(() => this.leave());
+    (request as Holding)[TICKET] = ticket;
+    response.once('close', () => ticket.release());
+    next();
+  };
+
+  /** Holds the request's ticket for as long as its handler runs. */
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const ticket =
+      context.getType() === 'http' ? context.switchToHttp().getRequest<Holding>()[TICKET] : undefined;
+    if (!ticket) return next.handle();
+    return next.handle().pipe(finalize(ticket.hold()));
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    if (this.count === 0) return;
+    const left = await new Promise<number>((resolve) => {
+      const timer = setTimeout(() => resolve(this.count), this.config.shutdownGraceMs);
+      this.onDrained = () => {
+        clearTimeout(timer);
+        resolve(0);
+      };
+    });
+    if (left > 0) this.logger.warn({ requests: left }, 'shutting down with requests still under way');
+  }
+
+  private leave(): void {
+    if (--this.count === 0) this.onDrained?.();
+  }
+}

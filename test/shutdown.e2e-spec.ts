@@ -1,0 +1,92 @@
+import http from 'node:http';
+import { createDataset, waitForDocument } from './utils/documents.js';
+import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
+import { bearer, type TestApp, startTestApp } from './utils/test-app.js';
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The first 503 the server answers to GET /health, asked again until it does. */
+async function firstRefusal(app: TestApp, timeoutMs = 1_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const response = await app.http.get('/health');
+    if (response.status === 503) return response;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the server never refused a request');
+}
+
+describe('Shutdown', () => {
+  let openai: FakeOpenAI;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI(8);
+    t = await startTestApp({
+      EMBEDDING_PROVIDER: 'openai',
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: openai.baseUrl,
+      EMBEDDING_MODEL: 'fake-embedder',
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await openai.close();
+  });
+
+  it('finishes the searches under way before it closes the pools, and refuses new requests with 503', async () => {
+    const key = await t.createApiKey();
+    const datasetId = await createDataset(t.http, key);
+    const upload = await t.http
+      .post(`/v1/datasets/${datasetId}/documents`)
+      .set(bearer(key))
+      .send({ content: 'A graceful shutdown keeps every search under way whole.' })
+      .expect(201);
+    await waitForDocument(t.http, key, datasetId, upload.body.document_id as string);
+
+    // A search whose client gives up while its query is embedded (1.5 s): its handler goes on.
+    openai.delayMs = 1_500;
+    const abandoned = http.request(`${t.url}/v1/mcp/query`, {
+      method: 'POST',
+      headers: { ...bearer(key), 'Content-Type': 'application/json' },
+    });
+    abandoned.on('error', () => undefined);
+    abandoned.end(JSON.stringify({ dataset_id: datasetId, query: 'abandoned search' }));
+    await until(() => openai.inputs.includes('abandoned search'));
+    const abandonedEmbeddingStarted = Date.now();
+    abandoned.destroy();
+    // And one whose client waits, embedded sooner (0.5 s).
+    openai.delayMs = 500;
+    const query = 'graceful shutdown';
+    const underWay = t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query })
+      .then((response) => response);
+    await until(() => openai.inputs.includes(query));
+    const exited = t.terminate();
+
+    // While it waits for those searches, the server refuses new requests, in the error body, and
+    // closes their connections.
+    const refused = await firstRefusal(t);
+    expect(refused.body).toEqual({ error: expect.any(String), code: 'shutting_down' });
+    expect(refused.headers.connection).toBe('close');
+    expect(refused.headers['retry-after']).toBe('1');
+
+    const answered = await underWay;
+    expect(answered.status).toBe(200);
+    expect(answered.body.results).toHaveLength(1);
+    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' }); // not SIGKILL: it shut down
+    // The abandoned search ran to its end, past its embedding, before the pools closed and the
+    // process exited; the other answer alone would have let it exit a second earlier.
+    expect(Date.now() - abandonedEmbeddingStarted).toBeGreaterThanOrEqual(1_400);
+    expect(t.output()).not.toContain('Cannot use a pool after calling end');
+    expect(t.output()).not.toContain('"level":50');
+  });
+});
