@@ -16,6 +16,9 @@ import type { AppConfig } from 'src/config/app-config.js';
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
+    // At shutdown, once the requests under way are answered or their grace time is up (see
+    // InFlightRequests), kept-alive and still-busy connections are closed rather than waited for.
+    forceCloseConnections: true,
     logger: new PinoNestLogger(logger),
     httpsOptions: config.tls
       ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }

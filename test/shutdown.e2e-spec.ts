@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
-import { bearer, type TestApp, startTestApp } from './utils/test-app.js';
+import { bearer, type CreatedKey, type TestApp, startTestApp } from './utils/test-app.js';
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -15,8 +15,8 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
 async function firstRefusal(app: TestApp, timeoutMs = 1_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const response = await app.http.get('/health');
-    if (response.status === 503) return response;
+    const response = await app.http.get('/health').catch(() => null);
+    if (response?.status === 503) return response;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error('the server never refused a request');
@@ -24,23 +24,25 @@ async function firstRefusal(app: TestApp, timeoutMs = 1_000) {
 
 describe('Shutdown', () => {
   let openai: FakeOpenAI;
-  let t: TestApp;
+  let t: TestApp | undefined;
 
-  beforeAll(async () => {
-    openai = await startFakeOpenAI(8);
+  beforeAll(async () => (openai = await startFakeOpenAI(8)));
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+  afterAll(() => openai.close());
+
+  /** An app embedding through the fake server, with one searchable document. */
+  async function appWithDocument(env: Record<string, string> = {}) {
+    openai.delayMs = 0;
     t = await startTestApp({
       EMBEDDING_PROVIDER: 'openai',
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: openai.baseUrl,
       EMBEDDING_MODEL: 'fake-embedder',
+      ...env,
     });
-  });
-  afterAll(async () => {
-    await t.close();
-    await openai.close();
-  });
-
-  it('finishes the searches under way before it closes the pools, and refuses new requests with 503', async () => {
     const key = await t.createApiKey();
     const datasetId = await createDataset(t.http, key);
     const upload = await t.http
@@ -49,10 +51,23 @@ describe('Shutdown', () => {
       .send({ content: 'A graceful shutdown keeps every search under way whole.' })
       .expect(201);
     await waitForDocument(t.http, key, datasetId, upload.body.document_id as string);
+    return { app: t, key, datasetId };
+  }
+
+  function search(app: TestApp, key: CreatedKey, datasetId: string, query: string) {
+    return app.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query })
+      .then((response) => response);
+  }
+
+  it('finishes the searches under way before it closes the pools, and refuses new requests with 503', async () => {
+    const { app, key, datasetId } = await appWithDocument();
 
     // A search whose client gives up while its query is embedded (1.5 s): its handler goes on.
     openai.delayMs = 1_500;
-    const abandoned = http.request(`${t.url}/v1/mcp/query`, {
+    const abandoned = http.request(`${app.url}/v1/mcp/query`, {
       method: 'POST',
       headers: { ...bearer(key), 'Content-Type': 'application/json' },
     });
@@ -61,20 +76,15 @@ describe('Shutdown', () => {
     await until(() => openai.inputs.includes('abandoned search'));
     const abandonedEmbeddingStarted = Date.now();
     abandoned.destroy();
-    // And one whose client waits, embedded sooner (0.5 s).
-    openai.delayMs = 500;
-    const query = 'graceful shutdown';
-    const underWay = t.http
-      .post('/v1/mcp/query')
-      .set(bearer(key))
-      .send({ dataset_id: datasetId, query })
-      .then((response) => response);
-    await until(() => openai.inputs.includes(query));
-    const exited = t.terminate();
+    // And one whose client waits, embedded sooner (0.3 s).
+    openai.delayMs = 300;
+    const underWay = search(app, key, datasetId, 'graceful shutdown');
+    await until(() => openai.inputs.includes('graceful shutdown'));
+    const exited = app.terminate();
 
     // While it waits for those searches, the server refuses new requests, in the error body, and
     // closes their connections.
-    const refused = await firstRefusal(t);
+    const refused = await firstRefusal(app);
     expect(refused.body).toEqual({ error: expect.any(String), code: 'shutting_down' });
     expect(refused.headers.connection).toBe('close');
     expect(refused.headers['retry-after']).toBe('1');
@@ -86,7 +96,22 @@ describe('Shutdown', () => {
     // The abandoned search ran to its end, past its embedding, before the pools closed and the
     // process exited; the other answer alone would have let it exit a second earlier.
     expect(Date.now() - abandonedEmbeddingStarted).toBeGreaterThanOrEqual(1_400);
-    expect(t.output()).not.toContain('Cannot use a pool after calling end');
-    expect(t.output()).not.toContain('"level":50');
+    expect(app.output()).not.toContain('Cannot use a pool after calling end');
+    expect(app.output()).not.toContain('"level":50');
+  });
+
+  it('stops waiting after SHUTDOWN_GRACE_SECONDS, closing the connections still busy', async () => {
+    const { app, key, datasetId } = await appWithDocument({ SHUTDOWN_GRACE_SECONDS: '1' });
+    openai.delayMs = 10_000;
+    const stuck = search(app, key, datasetId, 'a search that outlives the grace time').catch(
+      (error: unknown) => error,
+    );
+    await until(() => openai.inputs.includes('a search that outlives the grace time'));
+    const started = Date.now();
+    // terminate() sends SIGKILL after 5 s: an exit by SIGTERM means the shutdown itself ended.
+    expect(await app.terminate()).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(app.output()).toContain('shutting down with requests still under way');
+    expect(await stuck).toMatchObject({ code: 'ECONNRESET' }); // its connection was closed
   });
 });

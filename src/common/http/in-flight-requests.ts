@@ -16,20 +16,30 @@ const TICKET = Symbol('in-flight request');
 
 /**
  * A request's hold on shutdown, released once its response has closed and its handler, if it ran,
- * has returned: a handler goes on after its client has gone, and still needs the pools.
+ * has returned: a handler goes on after its client has gone, and still needs the pools. A handler
+ * that starts after its client has gone (who left while the guards ran) counts the request again.
  */
 class Ticket {
   private holds = 1; // the response's
 
-  constructor(private readonly onReleased: () => void) {}
+  constructor(
+    private readonly enter: () => void,
+    private readonly leave: () => void,
+  ) {}
 
+  /** Holds the request until the returned function is called (once; later calls do nothing). */
   hold(): () => void {
-    this.holds++;
-    return () => this.release();
+    if (this.holds++ === 0) this.enter();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.release();
+    };
   }
 
   release(): void {
-    if (--this.holds === 0) this.onReleased();
+    if (--this.holds === 0) this.leave();
   }
 }
 
@@ -63,7 +73,10 @@ export class InFlightRequests implements NestInterceptor, BeforeApplicationShutd
       return;
     }
     this.count++;
-    const ticket = new Ticket(() => this.leave());
+    const ticket = new Ticket(
+      () => this.count++,
+      () => this.leave(),
+    );
     (request as Holding)[TICKET] = ticket;
     response.once('close', () => ticket.release());
     next();
