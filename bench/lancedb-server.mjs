@@ -4,25 +4,16 @@
 //   LANCE_DIR=… MODELS_DIR=… MODEL=… node bench/lancedb-server.mjs   → prints {"port": …} once listening
 // POST /query {"query": "…", "depth": 50?, "where": "category = 'c1'"?} → {"results": [{"id", "text", "score"}]}
 import http from 'node:http';
-import * as lancedb from '@lancedb/lancedb';
-import { env, pipeline } from '@huggingface/transformers';
+import { lanceSearch } from './lancedb-search.mjs';
 
-env.localModelPath = process.env.MODELS_DIR;
-env.allowRemoteModels = false;
-// The query embedding as the service and the in-process bench run it: the same model, one ONNX thread.
-const extractor = await pipeline('feature-extraction', process.env.MODEL, {
-  dtype: 'q8',
-  session_options: { intraOpNumThreads: 1 },
+const lance = await lanceSearch({
+  dir: process.env.LANCE_DIR,
+  modelsDir: process.env.MODELS_DIR,
+  model: process.env.MODEL,
 });
-const table = await (await lancedb.connect(process.env.LANCE_DIR)).openTable('chunks');
-const rrf = await lancedb.rerankers.RRFReranker.create(60);
 
 async function search({ query, depth, where }) {
-  const vector = (await extractor([query], { pooling: 'cls', normalize: true })).tolist()[0];
-  let q = table.query().fullTextSearch(query).nearestTo(vector).rerank(rrf);
-  q = depth ? q.limit(depth).ef(depth) : q.limit(5);
-  if (where) q = q.where(where);
-  return (await q.toArray()).slice(0, 5).map((row) => ({
+  return (await lance(query, { depth, where })).map((row) => ({
     id: row.id,
     text: row.text,
     score: row._relevance_score,

@@ -12,9 +12,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
-import { env, pipeline } from '@huggingface/transformers';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { lanceSearch } from './lancedb-search.mjs';
 import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
 
 const MODELS_DIR = process.env.MODELS_DIR ?? '.cache/models';
@@ -155,36 +155,21 @@ try {
   result.load_seconds = Math.round((performance.now() - t0) / 1000);
   console.log(`loaded into PostgreSQL in ${result.load_seconds} s`);
 
-  // LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60).
-  env.localModelPath = MODELS_DIR;
-  env.allowRemoteModels = false;
-  // The query embedding runs as the service runs it: the same model on one ONNX thread. (A pool of
-  // two keeps spinning after each run, which would also slow the service's next query.)
-  const extractor = await pipeline('feature-extraction', MODEL, {
-    dtype: 'q8',
-    session_options: { intraOpNumThreads: 1 },
-  });
-  const embed = async (text) => (await extractor([text], { pooling: 'cls', normalize: true })).tolist()[0];
+  // LanceDB: the same chunks and vectors, its own FTS and vector indexes, hybrid search with RRF (k = 60),
+  // asked with its defaults and at our depth (see bench/lancedb-search.mjs).
   dir = `/tmp/lancedb-bench-${process.pid}`;
   rmSync(dir, { recursive: true, force: true });
-  const lance = await lancedb.connect(dir);
-  const table = await lance.createTable(
+  const table = await (
+    await lancedb.connect(dir)
+  ).createTable(
     'chunks',
     chunks.map((c, i) => ({ id: i, text: c.text, category: c.category, vector: c.vector })),
   );
   await table.createIndex('vector', { config: lancedb.Index.hnswSq({ distanceType: 'cosine' }) });
   await table.createIndex('text', { config: lancedb.Index.fts() });
-  const rrf = await lancedb.rerankers.RRFReranker.create(60);
-  // Two ways to ask LanceDB. Its defaults: each leg fetches only `limit` (5) candidates, the HNSW search
-  // with ef = 1.5 x limit. And at our depth: each leg's best 50 (max(50, 4 x limit), what our fusion
-  // takes, and ef 50 as our ef_search), fused, the first 5 kept: the same work and the same answer.
-  const lanceQuery = async (text, filtered, depth) => {
-    const vector = await embed(text);
-    let query = table.query().fullTextSearch(text).nearestTo(vector).rerank(rrf);
-    query = depth ? query.limit(depth).ef(depth) : query.limit(5);
-    if (filtered) query = query.where(CATEGORY_C1);
-    return (await query.toArray()).slice(0, 5);
-  };
+  const search = await lanceSearch({ dir, modelsDir: MODELS_DIR, model: MODEL });
+  const lanceQuery = (text, filtered, depth) =>
+    search(text, { depth, where: filtered ? CATEGORY_C1 : undefined });
   // And LanceDB as a service: the same table and model in a process of its own, behind a minimal HTTP
   // server (bench/lancedb-server.mjs), asked over a kept-alive connection as our service is.
   lanceServer = spawn(process.execPath, [fileURLToPath(new URL('./lancedb-server.mjs', import.meta.url))], {
