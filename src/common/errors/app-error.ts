@@ -38,6 +38,12 @@ export const CommonErrors = {
       'Authentication required: send "Authorization: Bearer <token>"',
     ),
   invalidApiKey: () => new AppError(401, 'invalid_api_key', 'The API key is invalid or has been revoked'),
+  /** A process draining before it stops (see InFlightRequests): the client retries, elsewhere. */
+  shuttingDown: () =>
+    new AppError(503, 'shutting_down', 'The service is shutting down; retry the request', undefined, {
+      Connection: 'close',
+      'Retry-After': '1',
+    }),
   invalidAccessToken: () =>
     new AppError(401, 'invalid_access_token', 'The access token is invalid or has expired'),
   invalidSession: () => new AppError(401, 'invalid_session', 'The session is invalid or has expired'),

@@ -4,30 +4,24 @@ import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { Subject } from 'rxjs';
+import type { AppError } from 'src/common/errors/app-error.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import type { AppConfig } from 'src/config/app-config.js';
 
 /** A request through the middleware; `close()` closes its response, `handle()` starts its handler. */
 function arrive(tracker: InFlightRequests) {
   const request = {} as Request;
-  const response = Object.assign(new EventEmitter(), {
-    statusCode: 200,
-    status(code: number) {
-      this.statusCode = code;
-      return this;
-    },
-    set() {
-      return this;
-    },
-    json() {
-      return this;
-    },
-  });
+  const response = new EventEmitter();
   let passed = false;
-  tracker.middleware(request, response as unknown as Response, (() => (passed = true)) as NextFunction);
+  let refusal: AppError | undefined;
+  const next: NextFunction = (error?: unknown) => {
+    if (error) refusal = error as AppError;
+    else passed = true;
+  };
+  tracker.middleware(request, response as unknown as Response, next);
   return {
     passed: () => passed,
-    status: () => response.statusCode,
+    refusal: () => refusal,
     close: () => response.emit('close'),
     handle() {
       const result = new Subject<unknown>();
@@ -93,7 +87,7 @@ describe('InFlightRequests', () => {
     await inFlight.beforeApplicationShutdown();
     const late = arrive(inFlight);
     expect(late.passed()).toBe(false);
-    expect(late.status()).toBe(503);
+    expect(late.refusal()).toMatchObject({ status: 503, code: 'shutting_down' });
   });
 
   it('gives up after the grace time, and says how many requests were left', async () => {

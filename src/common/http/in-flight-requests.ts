@@ -9,15 +9,17 @@ import {
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { finalize, type Observable } from 'rxjs';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 
 const TICKET = Symbol('in-flight request');
 
 /**
- * A request's hold on shutdown, released once its response has closed and its handler, if it ran,
- * has returned: a handler goes on after its client has gone, and still needs the pools. A handler
- * that starts after its client has gone (who left while the guards ran) counts the request again.
+ * A request's hold on shutdown, from its arrival until its response has closed and its handler, if
+ * it ran, has returned: a handler goes on after its client has gone, and still needs the pools. A
+ * handler that starts after its client has gone (who left while the guards ran) counts the request
+ * again.
  */
 class Ticket {
   private holds = 1; // the response's
@@ -25,7 +27,9 @@ class Ticket {
   constructor(
     private readonly enter: () => void,
     private readonly leave: () => void,
-  ) {}
+  ) {
+    enter();
+  }
 
   /** Holds the request until the returned function is called (once; later calls do nothing). */
   hold(): () => void {
@@ -64,16 +68,9 @@ export class InFlightRequests implements NestInterceptor, BeforeApplicationShutd
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** The first middleware: counts each request until its response closes, or refuses it when closing. */
+  /** Middleware: counts each request until its response closes, or refuses it when closing. */
   readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
-    if (this.closing) {
-      response
-        .status(503)
-        .set({ Connection: 'close', 'Retry-After': '1' })
-        .json({ error: 'The service is shutting down; retry the request', code: 'shutting_down' });
-      return;
-    }
-    this.count++;
+    if (this.closing) return next(CommonErrors.shuttingDown());
     const ticket = new Ticket(
       () => this.count++,
       () => this.leave(),
