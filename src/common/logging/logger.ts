@@ -41,13 +41,12 @@ export function requestLogger(logger: Logger) {
   return pinoHttp({
     logger,
     genReqId: requestId,
-    // 503 says "later" (shutting down, a dependency not ready, the embedder failing): a warning.
-    customLogLevel: (_req, res, err) =>
-      err || (res.statusCode >= 500 && res.statusCode !== 503)
-        ? 'error'
-        : res.statusCode >= 400
-          ? 'warn'
-          : 'info',
+    customLogLevel: (_req, res, err) => {
+      if (err) return 'error';
+      // 503 says "later" (shutting down, a dependency not ready, the embedder failing): a warning.
+      if (res.statusCode >= 500 && res.statusCode !== 503) return 'error';
+      return res.statusCode >= 400 ? 'warn' : 'info';
+    },
     serializers: {
       req: (req: { id: string; method: string; url: string; remoteAddress?: string }) => ({
         id: req.id,

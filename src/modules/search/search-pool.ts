@@ -20,8 +20,8 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
  * - pgvector's iterative HNSW scan, so that a filter still gets its `limit` rows, with `ef_search` at
  *   the usual number of candidates (a leg that wants more sets it for its own transaction).
  * They are set with `SET` on each new connection, not passed in the `options` startup parameter,
- * which poolers such as PgBouncer refuse or drop. Ingestion's long transactions cannot exhaust this pool, nor searches the
- * main one.
+ * which poolers such as PgBouncer refuse or drop. Ingestion's long transactions cannot exhaust this
+ * pool, nor searches the main one.
  */
 @Injectable()
 export class SearchPool implements OnApplicationShutdown {

@@ -206,8 +206,9 @@ export class SearchRepository {
     }
     if (missing.size === 0) return found;
     const rows = await this.readPostings(read, datasetSeq, [...missing.keys()]);
-    if (!inSnapshot && rows.some(({ term, version }) => missing.get(term) !== version)) return null;
-    if (!inSnapshot && rows.length !== missing.size) return null;
+    const moved = (): boolean =>
+      rows.length !== missing.size || rows.some(({ term, version }) => missing.get(term) !== version);
+    if (!inSnapshot && moved()) return null;
     for (const row of rows) found.push(this.remember(datasetSeq, row));
     return found;
   }

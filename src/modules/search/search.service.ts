@@ -130,7 +130,7 @@ export class SearchService {
     return { dataset, vectors };
   }
 
-  /** 400 for a query the service does not take (the DTO checks that it is a non-empty string). */
+  /** 400 for a query the service does not take (the DTO checks that it is a string). */
   checkQuery(query: string, field: string): void {
     const issue = this.queryIssue(query, field);
     if (issue) throw issue;
