@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createDataset, waitForDocument } from './utils/documents.js';
-import { type FakeOpenAI, hashVector, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, startTestApp } from './utils/test-app.js';
 
 describe('Embedding providers', () => {
@@ -9,12 +9,7 @@ describe('Embedding providers', () => {
   afterAll(() => openai.close());
 
   it('embeds every chunk through an OpenAI-compatible server and records the model on the dataset', async () => {
-    const t = await startTestApp({
-      EMBEDDING_PROVIDER: 'openai',
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: openai.baseUrl,
-      EMBEDDING_MODEL: 'fake-embedder',
-    });
+    const t = await startTestApp(openAiEnv(openai));
     try {
       expect((await t.http.get('/ready').expect(200)).body.search).toEqual({
         mode: 'hybrid',
@@ -76,17 +71,7 @@ describe('Embedding providers', () => {
       // The embedding server holds its answer, so that the command can be watched while it runs.
       openai.delayMs = 1_500;
       const asked = openai.inputs.length;
-      const running = t.cliWith(
-        {
-          EMBEDDING_PROVIDER: 'openai',
-          OPENAI_API_KEY: 'test-key',
-          OPENAI_BASE_URL: openai.baseUrl,
-          EMBEDDING_MODEL: 'fake-embedder',
-        },
-        'datasets',
-        'reembed',
-        datasetId,
-      );
+      const running = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId);
       const state = () =>
         t.sql
           .query('SELECT embedding_model, reembedding FROM datasets WHERE id = $1', [datasetId])

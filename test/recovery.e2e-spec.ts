@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createDataset, waitForDocument } from './utils/documents.js';
-import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, startProcess, startTestApp, stopProcess } from './utils/test-app.js';
 
 /** Settings that make a dead worker or a lost job noticed in seconds rather than minutes. */
@@ -12,11 +12,7 @@ describe('Recovery from a worker killed mid-job', () => {
   afterAll(() => openai.close());
 
   it('runs the document again on another worker; it ends ready, indexed once', async () => {
-    const embedding = {
-      EMBEDDING_PROVIDER: 'openai',
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: openai.baseUrl,
-    };
+    const embedding = openAiEnv(openai);
     const t = await startTestApp({ ROLE: 'api', ...embedding, ...FAST_RECOVERY });
     try {
       const key = await t.createApiKey();

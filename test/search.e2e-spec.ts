@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
-import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 
 interface Result {
@@ -468,11 +468,7 @@ describe('Hybrid search with controlled vectors', () => {
     openai.vectors.set(docs.filler1, v([0.5, 1, 0, 0])); // rank 3
     openai.vectors.set(docs.filler2, v([0.3, 1, 0.2, 0])); // rank 4
     openai.vectors.set(docs.keywordOnly, v([0, 0, 1, 0])); // semantic rank 5
-    t = await startTestApp({
-      EMBEDDING_PROVIDER: 'openai',
-      OPENAI_API_KEY: 'k',
-      OPENAI_BASE_URL: openai.baseUrl,
-    });
+    t = await startTestApp(openAiEnv(openai));
     key = await t.createApiKey();
     datasetId = await createDataset(t.http, key);
     await ingest(

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
-import { type FakeOpenAI, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, type TestApp, startTestApp } from './utils/test-app.js';
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -36,13 +36,7 @@ describe('Shutdown', () => {
   /** An app embedding through the fake server, with one searchable document. */
   async function appWithDocument(env: Record<string, string> = {}) {
     openai.delayMs = 0;
-    t = await startTestApp({
-      EMBEDDING_PROVIDER: 'openai',
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: openai.baseUrl,
-      EMBEDDING_MODEL: 'fake-embedder',
-      ...env,
-    });
+    t = await startTestApp({ ...openAiEnv(openai), ...env });
     const key = await t.createApiKey();
     const datasetId = await createDataset(t.http, key);
     const upload = await t.http

@@ -26,6 +26,16 @@ export function hashVector(text: string, dimensions: number): number[] {
   return values.map((x) => x / norm);
 }
 
+/** The server's environment for embedding through `openai` (the service's OpenAI-compatible provider). */
+export function openAiEnv(openai: FakeOpenAI): Record<string, string> {
+  return {
+    EMBEDDING_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: openai.baseUrl,
+    EMBEDDING_MODEL: 'fake-embedder',
+  };
+}
+
 /**
  * An OpenAI-compatible embeddings endpoint on 127.0.0.1 (`POST /v1/embeddings`), for tests: the
  * service's real OpenAI provider talks to it through the official SDK.
