@@ -105,6 +105,7 @@ describe('Boot', () => {
     'Reembedding1732000000003',
     'HalfvecIndex1732000000004',
     'ApiKeyChanges1732000000005',
+    'EmptyTermStats1732000000006',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -159,7 +159,8 @@ describe('Keyword search (BM25)', () => {
         [own],
       );
       expect(rows.length).toBeGreaterThan(0);
-      for (const row of rows) expect(row.df).toBe(row.postings);
+      for (const row of rows) expect([row.term, row.df]).toEqual([row.term, row.postings]);
+      expect(rows.filter((row) => row.df === 0)).toEqual([]);
       return results;
     };
 
@@ -176,6 +177,40 @@ describe('Keyword search (BM25)', () => {
     await t.http.post(`/v1/datasets/${own}/documents/${ids[2]}/reprocess`).set(bearer(key)).expect(200);
     await waitForDocument(t.http, key, own, ids[2]);
     await expectExact();
+  });
+
+  it('forgets a term whose last chunk goes, and finds it again when it comes back', async () => {
+    const own = await createDataset(t.http, key);
+    const [first] = await ingest(t, key, own, [
+      { content: 'Mitochondria make energy.' },
+      { content: 'Energy.' },
+    ]);
+    const found = async () => {
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: own, query: 'mitochondria', mode: 'keyword' })
+        .expect(200);
+      return (response.body.results as Result[]).map((r) => r.document_id);
+    };
+    const termRows = async () =>
+      (
+        await t.sql.query(
+          `SELECT t.df FROM term_stats t JOIN datasets d ON d.seq = t.dataset_seq
+            WHERE d.id = $1 AND t.term = 'mitochondria'`,
+          [own],
+        )
+      ).rows;
+    expect(await found()).toEqual([first]); // its postings are now in the server's memory
+    expect(await termRows()).toEqual([{ df: 1 }]);
+
+    await t.http.delete(`/v1/datasets/${own}/documents/${first}`).set(bearer(key)).expect(204);
+    expect(await termRows()).toEqual([]);
+    expect(await found()).toEqual([]);
+
+    const [again] = await ingest(t, key, own, [{ content: 'Mitochondria again.' }]);
+    expect(await termRows()).toEqual([{ df: 1 }]);
+    expect(await found()).toEqual([again]);
   });
 
   it('returns the contract fields, a 0..1 score and a server-side query time', async () => {

@@ -19,20 +19,29 @@ export async function adjustChunkStats(
 
 /**
  * Deletes a document's chunks (their postings cascade) and returns how many there were and their
- * length. The terms of the postings that go lose their share of the document frequencies first, and
- * get a new version (see the term_stats migration). Callers hold the dataset's lock.
+ * length. The terms of the postings that go lose their share of the document frequencies first and
+ * get a new version; a term left in no chunk loses its row (see the term_stats migration: versions
+ * come from a sequence, so the term coming back later never repeats a version a search process
+ * trusts). Callers hold the dataset's lock.
  */
 export async function removeDocumentChunks(
   tx: Tx,
   documentId: string,
 ): Promise<{ chunks: number; length: number }> {
+  // The DELETE and the UPDATE see the same snapshot and touch disjoint rows.
   await tx.query(
-    `UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
-       FROM (SELECT p.dataset_seq, p.term, count(*)::int AS n
-               FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
-              WHERE c.document_id = $1
-              GROUP BY p.dataset_seq, p.term) g
-      WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term`,
+    `WITH gone AS (
+       SELECT p.dataset_seq, p.term, count(*)::int AS n
+         FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
+        WHERE c.document_id = $1
+        GROUP BY p.dataset_seq, p.term
+     ), emptied AS (
+       DELETE FROM term_stats t USING gone g
+        WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <= g.n
+     )
+     UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
+       FROM gone g
+      WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df > g.n`,
     [documentId],
   );
   const [removed] = await tx.query<{ chunks: number; length: number }[]>(
