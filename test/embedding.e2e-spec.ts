@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, startTestApp } from './utils/test-app.js';
@@ -45,6 +46,43 @@ describe('Embedding providers', () => {
       expect(index.rows).toHaveLength(1);
     } finally {
       await t.close();
+    }
+  });
+
+  it('keeps a chunk’s vector in its row, not in the TOAST table (migration 7)', async () => {
+    // A real abstract of about 1,700 characters in one chunk, with a 384-dimension vector: a row of
+    // about 3.4 KB, which PostgreSQL's defaults split even after compressing the text, moving the
+    // vector out of the row.
+    const abstract = readFileSync('../shared/datasets/scifact/corpus.jsonl', 'utf8')
+      .split('\n')
+      .map((line) => (line ? (JSON.parse(line) as { text: string }).text : ''))
+      .find((text) => text.length >= 1_700)!
+      .slice(0, 1_700);
+    const wide = await startFakeOpenAI(384);
+    const t = await startTestApp({ ...openAiEnv(wide), CHUNK_TOKENS: '2048' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const upload = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: abstract })
+        .expect(201);
+      await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+      const { rows } = await t.sql.query(
+        `SELECT count(*)::int AS chunks, min(pg_column_size(embedding)) AS vector_bytes
+           FROM chunks WHERE document_id = $1`,
+        [upload.body.document_id],
+      );
+      expect(rows[0]).toEqual({ chunks: 1, vector_bytes: 8 + 4 * 384 }); // header and dimensions, then floats
+      const toast = await t.sql.query(
+        `SELECT reltoastrelid::regclass::text AS name FROM pg_class WHERE relname = 'chunks'`,
+      );
+      const stored = await t.sql.query(`SELECT count(*)::int AS values FROM ${toast.rows[0].name}`);
+      expect(stored.rows[0].values).toBe(0);
+    } finally {
+      await t.close();
+      await wide.close();
     }
   });
 

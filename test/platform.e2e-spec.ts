@@ -106,6 +106,7 @@ describe('Boot', () => {
     'HalfvecIndex1732000000004',
     'ApiKeyChanges1732000000005',
     'EmptyTermStats1732000000006',
+    'InlineEmbeddings1732000000007',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
