@@ -60,7 +60,9 @@ describe('Keyword leg across concurrent writes', () => {
     const cache = new PostingsCache(1_000_000);
     return {
       cache,
-      repository: new SearchRepository({ pool: spied } as SearchPool, cache),
+      repository: new SearchRepository({ pool: spied } as SearchPool, cache, {
+        search: { exactScanMaxChunks: 20_000 },
+      } as AppConfig),
       counts: () => ({ statements, transactions }),
     };
   }

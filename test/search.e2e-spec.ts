@@ -429,6 +429,84 @@ describe('Filters', () => {
   });
 });
 
+describe.each([
+  ['an exact scan', '20000'],
+  ['the HNSW index', '0'],
+])('Vector leg under filters, through %s', (_path, exactScanMaxChunks) => {
+  // 150 chunks on an arc: chunk i is at angle i / 100 from the query, so the vector leg ranks them by
+  // number. The filters' matches lie at every distance, or only at the far end, where the index must
+  // walk past every other chunk to find them.
+  const COUNT = 150;
+  const QUERY = 'where on the arc';
+  let openai: FakeOpenAI;
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI(4);
+    openai.vectors.set(QUERY, [1, 0, 0, 0]);
+    const docs = Array.from({ length: COUNT }, (_, i) => {
+      const content = `Point number ${i} on the arc.`;
+      openai.vectors.set(content, [Math.cos(i / 100), Math.sin(i / 100), 0, 0]);
+      return {
+        content,
+        metadata: {
+          category: i >= COUNT - 6 ? 'rare' : 'common',
+          tags: i % 2 ? ['odd'] : ['even'],
+          year: 2000 + i,
+        },
+      };
+    });
+    t = await startTestApp({ ...openAiEnv(openai), SEARCH_EXACT_SCAN_MAX_CHUNKS: exactScanMaxChunks });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    await ingest(t, key, datasetId, docs);
+  });
+  afterAll(async () => {
+    await t.close();
+    await openai.close();
+  });
+
+  const numbers = async (filters: object, limit: number) => {
+    const response = await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query: QUERY, mode: 'semantic', limit, filters })
+      .expect(200);
+    return (response.body.results as Result[]).map((r) => Number(/number (\d+)/.exec(r.content)![1]));
+  };
+  const range = (from: number, to: number, step = 1) =>
+    Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);
+
+  it('returns `limit` matches, nearest first, when matches lie at every distance', async () => {
+    expect(await numbers({ tags: 'odd' }, 5)).toEqual([1, 3, 5, 7, 9]);
+    expect(await numbers({ tags: 'even' }, 50)).toEqual(range(0, 98, 2));
+  });
+
+  it('finds matches that only lie beyond every other chunk', async () => {
+    expect(await numbers({ category: 'rare' }, 5)).toEqual(range(COUNT - 6, COUNT - 2));
+    expect(await numbers({ category: 'rare', year: { $gte: 2000 + COUNT - 2 } }, 5)).toEqual([
+      COUNT - 2,
+      COUNT - 1,
+    ]);
+  });
+
+  it('combines an array field with a range', async () => {
+    expect(await numbers({ tags: 'odd', year: { $lt: 2010 } }, 50)).toEqual([1, 3, 5, 7, 9]);
+  });
+
+  it(`searches ${exactScanMaxChunks === '0' ? 'through' : 'without'} the HNSW index`, async () => {
+    await numbers({ tags: 'odd' }, 5); // 75 matches: the index alone finds the 50 candidates
+    // Each connection's latest statement; the HNSW one orders by the indexed half-precision expression.
+    const { rows } = await t.sql.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%::halfvec(4)) <=>%'`,
+    );
+    expect(rows[0].n > 0).toBe(exactScanMaxChunks === '0');
+  });
+});
+
 describe('Keyword leg under a selective filter on a large match set', () => {
   it('finds the filtered chunks even when they rank far below the first ones checked', async () => {
     const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', INGEST_CONCURRENCY: '8' });

@@ -60,6 +60,8 @@ export interface AppConfig {
     poolSize: number;
     /** Postings of the most frequent terms read into memory at start-up, in MiB (0: none). */
     postingsWarmMiB: number;
+    /** Datasets of up to this many chunks are scanned exactly by the vector leg, larger ones through HNSW. */
+    exactScanMaxChunks: number;
   };
   rerank: {
     provider: 'none' | 'local' | 'http';
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
       poolSize: read.int('SEARCH_DB_POOL_SIZE', 10, 1, 200),
       postingsWarmMiB: read.int('SEARCH_POSTINGS_WARM_MB', 64, 0, 65_536),
+      exactScanMaxChunks: read.int('SEARCH_EXACT_SCAN_MAX_CHUNKS', 20_000, 0, 10_000_000),
     },
     rerank: {
       provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),

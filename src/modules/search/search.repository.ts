@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { type CompiledFilter, compileFilters } from 'src/modules/search/filters.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
@@ -48,8 +49,6 @@ interface TermsSnapshot {
 /** Runs one statement: on its own (its own snapshot), or inside a transaction. */
 type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;
 
-/** Below this many chunks in a dataset, the vector leg scans exactly instead of using HNSW. */
-const EXACT_SCAN_MAX_CHUNKS = 20_000;
 const QUERY_CANCELED = '57014';
 
 /** Terms whose postings one round of the warm-up reads. */
@@ -99,12 +98,16 @@ export function nextRound(limit: number, passed: number, checked: number): numbe
 @Injectable()
 export class SearchRepository {
   private readonly pool: pg.Pool;
+  /** Datasets of up to this many chunks are scanned exactly (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). */
+  private readonly exactScanMaxChunks: number;
 
   constructor(
     search: SearchPool,
     private readonly cache: PostingsCache,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.pool = search.pool;
+    this.exactScanMaxChunks = config.search.exactScanMaxChunks;
   }
 
   /** One statement on its own: its own snapshot, one round trip. */
@@ -362,7 +365,7 @@ export class SearchRepository {
           row: metadata === null ? row : { ...row, metadata },
         }));
     };
-    if (chunkCount <= EXACT_SCAN_MAX_CHUNKS) return run(this.read, true);
+    if (chunkCount <= this.exactScanMaxChunks) return run(this.read, true);
     const hits =
       limit <= SESSION_EF_SEARCH
         ? await run(this.read, false)
