@@ -115,7 +115,7 @@ describe('Keyword leg across concurrent writes', () => {
     );
     const { repository: legs } = repository();
     const query = Promise.resolve([1, 0, 0]);
-    const hits = await legs.semantic(datasetSeq, 3, query, {}, 50, 2);
+    const hits = await legs.semantic({ seq: datasetSeq, chunks: 3, dimensions: 3 }, query, {}, 50, 2);
     expect(hits.map(({ chunkSeq }) => chunkSeq)).toEqual(rows.map(({ seq }) => seq));
     expect(hits.map(({ row }) => row.metadata)).toEqual([{}, {}, undefined]);
     expect(hits.every(({ row }) => row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(true);

@@ -60,7 +60,7 @@ export interface AppConfig {
     poolSize: number;
     /** Postings of the most frequent terms read into memory at start-up, in MiB (0: none). */
     postingsWarmMiB: number;
-    /** Datasets of up to this many chunks are scanned exactly by the vector leg, larger ones through HNSW. */
+    /** The largest dataset the vector leg may scan exactly (see `scansExactly`); larger ones use HNSW. */
     exactScanMaxChunks: number;
   };
   rerank: {

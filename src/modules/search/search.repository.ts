@@ -51,6 +51,16 @@ type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;
 
 const QUERY_CANCELED = '57014';
 
+/**
+ * What the HNSW walk costs, in rows of the exact scan, for each candidate it must find in a dataset
+ * that has the index to itself: 50 candidates took 1.9-2.9 ms in datasets of 2,500-20,000 chunks of the
+ * default size, the exact scan 1.4 µs a row (docs/benchmarks.md). Sharing the index with other
+ * datasets lengthens the walk by the inverse of the dataset's share of it.
+ */
+const WALK_ROWS_PER_CANDIDATE = 30;
+/** How long a process trusts its count of the chunks in an HNSW index (see `indexedChunks`). */
+const INDEX_SIZE_TTL_MS = 10_000;
+
 /** Terms whose postings one round of the warm-up reads. */
 const WARM_TERMS_PER_STATEMENT = 200;
 /** The most terms the warm-up considers, whatever its budget. */
@@ -90,6 +100,25 @@ export function nextRound(limit: number, passed: number, checked: number): numbe
 }
 
 /**
+ * Whether the vector leg scans the dataset's rows exactly rather than walk the HNSW index of its
+ * dimension: when the scan costs less, or when it would cost about as much (its answer is exact),
+ * and never for a dataset beyond `maxChunks` (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). The index is shared by
+ * every dataset of the dimension: to find `candidates` of this dataset's chunks, the walk passes
+ * about `indexed / chunks` for each, so a small dataset among large ones is scanned, and a dataset of
+ * its own is walked from a few thousand chunks.
+ */
+export function scansExactly(
+  chunks: number,
+  indexed: number,
+  candidates: number,
+  maxChunks: number,
+): boolean {
+  if (chunks > maxChunks) return false;
+  const walk = WALK_ROWS_PER_CANDIDATE * candidates * (Math.max(indexed, chunks) / Math.max(chunks, 1));
+  return chunks <= walk;
+}
+
+/**
  * The SQL of both legs of search, on the search pool (see `SearchPool`: its sessions carry the
  * statement timeout, so a slow query is cancelled in the database rather than left running after the
  * client has been answered). Only chunks of `ready` documents are ever returned, and each hit comes
@@ -98,8 +127,10 @@ export function nextRound(limit: number, passed: number, checked: number): numbe
 @Injectable()
 export class SearchRepository {
   private readonly pool: pg.Pool;
-  /** Datasets of up to this many chunks are scanned exactly (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). */
+  /** Datasets of more chunks are never scanned exactly (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). */
   private readonly exactScanMaxChunks: number;
+  /** The chunks of each dimension's HNSW index, as counted at most `INDEX_SIZE_TTL_MS` ago. */
+  private readonly indexSizes = new Map<number, { countedAt: number; chunks: Promise<number> }>();
 
   constructor(
     search: SearchPool,
@@ -324,14 +355,18 @@ export class SearchRepository {
    * of this leg alone cannot: each of the hits above it scores more in the fusion than it does.
    */
   async semantic(
-    datasetSeq: string,
-    chunkCount: number,
+    dataset: { seq: string; chunks: number; dimensions: number },
     embedding: Promise<number[]>,
     filters: unknown,
     limit: number,
     shown: number,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 5);
+    const datasetSeq = dataset.seq;
+    const exact = this.indexedChunks(dataset.dimensions).then((indexed) =>
+      scansExactly(dataset.chunks, indexed, limit, this.exactScanMaxChunks),
+    );
+    exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
     const dims = vector.length;
     const documents =
@@ -365,7 +400,7 @@ export class SearchRepository {
           row: metadata === null ? row : { ...row, metadata },
         }));
     };
-    if (chunkCount <= this.exactScanMaxChunks) return run(this.read, true);
+    if (await exact) return run(this.read, true);
     const hits =
       limit <= SESSION_EF_SEARCH
         ? await run(this.read, false)
@@ -373,6 +408,24 @@ export class SearchRepository {
     // The index is shared by all datasets of this dimension: when the scan gave up before `limit` rows
     // passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
     return hits.length < limit ? run(this.read, true) : hits;
+  }
+
+  /**
+   * The chunks of all datasets embedded at `dimensions`, which the HNSW index of the dimension holds
+   * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`, since it only
+   * chooses between two ways to the same answer).
+   */
+  private indexedChunks(dimensions: number): Promise<number> {
+    const known = this.indexSizes.get(dimensions);
+    if (known && performance.now() - known.countedAt < INDEX_SIZE_TTL_MS) return known.chunks;
+    const chunks = this.read<{ chunks: number }>(
+      `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM datasets WHERE embedding_dimensions = $1`,
+      [dimensions],
+    ).then(([row]) => row.chunks);
+    this.indexSizes.set(dimensions, { countedAt: performance.now(), chunks });
+    // A failed count is not kept: the next search counts again.
+    chunks.catch(() => this.indexSizes.delete(dimensions));
+    return chunks;
   }
 
   /** The chunks' rows, with their document's id and metadata. */

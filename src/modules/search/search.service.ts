@@ -160,8 +160,11 @@ export class SearchService {
     const [semantic, keyword] = await Promise.all([
       useSemantic
         ? this.repository.semantic(
-            dataset.seq,
-            Number(dataset.chunkCount),
+            {
+              seq: dataset.seq,
+              chunks: Number(dataset.chunkCount),
+              dimensions: dataset.embeddingDimensions!,
+            },
             prepared.vectors.get(query) ?? this.embedQuery(query),
             options.filters,
             Math.max(MIN_CANDIDATES, depth),
