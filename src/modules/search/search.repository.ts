@@ -345,10 +345,11 @@ export class SearchRepository {
 
   /**
    * The vector leg: cosine similarity to the query vector, once it is there, best first, with the
-   * chunks' rows. Small datasets are scanned exactly (through the dataset's own rows); large ones use
-   * the HNSW index of the dimension with pgvector's iterative scan, which keeps walking the graph until
-   * `limit` rows pass the dataset and metadata filters. Without a filter no document is read for the
-   * search: chunks exist only while their document is ready (see `keyword`).
+   * chunks' rows. A dataset is scanned exactly (through its own rows) when that costs less (see
+   * `scansExactly`); otherwise the leg uses the HNSW index of the dimension with pgvector's iterative
+   * scan, which keeps walking the graph until `limit` rows pass the dataset and metadata filters.
+   * Without a filter no document is read for the search: chunks exist only while their document is
+   * ready (see `keyword`).
    *
    * Only the best `shown` hits carry their document's metadata. A hit below that can still be shown
    * when the keyword leg ranked it too (fusion adds the two), and the keyword leg's rows have it. A hit
@@ -412,8 +413,8 @@ export class SearchRepository {
 
   /**
    * The chunks of all datasets embedded at `dimensions`, which the HNSW index of the dimension holds
-   * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`, since it only
-   * chooses between two ways to the same answer).
+   * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`: it only chooses
+   * how the leg searches, and a count a few seconds old chooses as well).
    */
   private indexedChunks(dimensions: number): Promise<number> {
     const known = this.indexSizes.get(dimensions);
