@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createDataset, waitForDocument } from './utils/documents.js';
+import { addDocument, createDataset } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, startTestApp } from './utils/test-app.js';
 
@@ -20,16 +20,13 @@ describe('Embedding providers', () => {
       });
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
-      const upload = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content: 'Vectors come from the fake server.' })
-        .expect(201);
-      await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+      const upload = await addDocument(t.http, key, datasetId, {
+        content: 'Vectors come from the fake server.',
+      });
 
       const { rows } = await t.sql.query<{ content: string; embedding: string }>(
         'SELECT content, embedding::text FROM chunks WHERE document_id = $1',
-        [upload.body.document_id],
+        [upload.document_id],
       );
       expect(rows).toHaveLength(1);
       const stored = JSON.parse(rows[0].embedding) as number[];
@@ -63,16 +60,11 @@ describe('Embedding providers', () => {
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
-      const upload = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content: abstract })
-        .expect(201);
-      await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+      const upload = await addDocument(t.http, key, datasetId, { content: abstract });
       const { rows } = await t.sql.query(
         `SELECT count(*)::int AS chunks, min(pg_column_size(embedding)) AS vector_bytes
            FROM chunks WHERE document_id = $1`,
-        [upload.body.document_id],
+        [upload.document_id],
       );
       expect(rows[0]).toEqual({ chunks: 1, vector_bytes: 8 + 4 * 384 }); // header and dimensions, then floats
       const toast = await t.sql.query(
@@ -91,17 +83,14 @@ describe('Embedding providers', () => {
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
-      const upload = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content: 'First indexed without vectors. '.repeat(60) })
-        .expect(201);
-      const done = await waitForDocument(t.http, key, datasetId, upload.body.document_id);
+      const done = await addDocument(t.http, key, datasetId, {
+        content: 'First indexed without vectors. '.repeat(60),
+      });
       const missing = async () =>
         (
           await t.sql.query(
             'SELECT count(*)::int AS n FROM chunks WHERE document_id = $1 AND embedding IS NULL',
-            [upload.body.document_id],
+            [done.document_id],
           )
         ).rows[0].n as number;
       expect(await missing()).toBe(done.chunks_created);
@@ -181,12 +170,7 @@ describe('Embedding providers', () => {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
       const text = 'Mitochondria produce most of the energy of the cell.';
-      const created = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content: text })
-        .expect(201);
-      await waitForDocument(t.http, key, datasetId, created.body.document_id as string);
+      await addDocument(t.http, key, datasetId, { content: text });
       const ask = (query: string) =>
         t.http
           .post('/v1/mcp/query')

@@ -3,8 +3,8 @@ import { PostingsCache } from 'src/modules/search/postings-cache.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
-import { createDataset, waitForDocument } from './utils/documents.js';
-import { bearer, startTestApp, type TestApp } from './utils/test-app.js';
+import { addDocument, createDataset } from './utils/documents.js';
+import { startTestApp, type TestApp } from './utils/test-app.js';
 
 /**
  * The keyword leg reads a term's version and, in a statement of its own, the postings it has not
@@ -27,12 +27,7 @@ describe('Keyword leg across concurrent writes', () => {
       'The cell membrane keeps the cell together.',
       'Plants store energy as starch.',
     ]) {
-      const response = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content })
-        .expect(201);
-      await waitForDocument(t.http, key, datasetId, response.body.document_id as string);
+      await addDocument(t.http, key, datasetId, { content });
     }
     const [row] = (await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [datasetId]))
       .rows;

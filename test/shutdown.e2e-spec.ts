@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createDataset, waitForDocument } from './utils/documents.js';
+import { addDocument, createDataset } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, type TestApp, startTestApp } from './utils/test-app.js';
 
@@ -39,12 +39,9 @@ describe('Shutdown', () => {
     t = await startTestApp({ ...openAiEnv(openai), ...env });
     const key = await t.createApiKey();
     const datasetId = await createDataset(t.http, key);
-    const upload = await t.http
-      .post(`/v1/datasets/${datasetId}/documents`)
-      .set(bearer(key))
-      .send({ content: 'A graceful shutdown keeps every search under way whole.' })
-      .expect(201);
-    await waitForDocument(t.http, key, datasetId, upload.body.document_id as string);
+    await addDocument(t.http, key, datasetId, {
+      content: 'A graceful shutdown keeps every search under way whole.',
+    });
     return { app: t, key, datasetId };
   }
 

@@ -31,6 +31,21 @@ export async function waitForDocument(
   }
 }
 
+/** Adds a document (a JSON body) and waits until it has been processed; returns it as get-document shows it. */
+export async function addDocument(
+  http: TestAgent,
+  key: CreatedKey,
+  datasetId: string,
+  body: object,
+): Promise<DocumentBody> {
+  const response = await http
+    .post(`/v1/datasets/${datasetId}/documents`)
+    .set(bearer(key))
+    .send(body)
+    .expect(201);
+  return waitForDocument(http, key, datasetId, (response.body as DocumentBody).document_id);
+}
+
 export async function createDataset(http: TestAgent, key: CreatedKey, body: object = {}): Promise<string> {
   const response = await http
     .post('/v1/datasets')
