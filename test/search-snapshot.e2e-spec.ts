@@ -43,8 +43,10 @@ describe('Keyword leg across concurrent writes', () => {
   function repository(before?: { statement: number; run: () => Promise<unknown> }) {
     let statements = 0;
     let transactions = 0;
+    const texts: string[] = [];
     const spied = Object.create(pool) as pg.Pool;
     spied.query = (async (text: string, values?: unknown[]) => {
+      texts.push(text);
       if (++statements === before?.statement) await before.run();
       return pool.query(text, values);
     }) as pg.Pool['query'];
@@ -59,6 +61,7 @@ describe('Keyword leg across concurrent writes', () => {
         search: { exactScanMaxChunks: 20_000 },
       } as AppConfig),
       counts: () => ({ statements, transactions }),
+      texts: () => texts,
     };
   }
 
@@ -114,6 +117,38 @@ describe('Keyword leg across concurrent writes', () => {
     expect(hits.map(({ chunkSeq }) => chunkSeq)).toEqual(rows.map(({ seq }) => seq));
     expect(hits.map(({ row }) => row.metadata)).toEqual([{}, {}, undefined]);
     expect(hits.every(({ row }) => row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(true);
+  });
+
+  it('walks the HNSW index or scans the rows by what each costs, counting the index from the datasets', async () => {
+    // The dataset's chunks stand for 1,600 of three dimensions; its vectors are those of the test above.
+    const walks = async (chunks: number) => {
+      const { repository: legs, texts } = repository(); // a fresh count of the index
+      await legs.semantic({ seq: datasetSeq, chunks, dimensions: 3 }, Promise.resolve([1, 0, 0]), {}, 50, 5);
+      return texts().some((text) => text.includes('::halfvec(3)) <=>'));
+    };
+    const [dataset] = (
+      await t.sql.query('SELECT account_id, chunk_count FROM datasets WHERE seq = $1', [datasetSeq])
+    ).rows;
+    await t.sql.query('UPDATE datasets SET embedding_dimensions = 3, chunk_count = 1600 WHERE seq = $1', [
+      datasetSeq,
+    ]);
+    try {
+      expect(await walks(1_600)).toBe(true); // the index to itself: scanning 1,600 rows costs more
+      expect(await walks(1_000)).toBe(false);
+      // Another dataset of the dimension, of a million chunks: the walk would pass 625 of them for each.
+      await t.sql.query(
+        `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions, chunk_count)
+         VALUES ('ds_sharing00000000000000', $1, 'sharing', 'fake', 3, 1000000)`,
+        [dataset.account_id],
+      );
+      expect(await walks(1_600)).toBe(false);
+    } finally {
+      await t.sql.query(`DELETE FROM datasets WHERE id = 'ds_sharing00000000000000'`);
+      await t.sql.query('UPDATE datasets SET embedding_dimensions = NULL, chunk_count = $2 WHERE seq = $1', [
+        datasetSeq,
+        dataset.chunk_count,
+      ]);
+    }
   });
 
   it('runs on connections that carry the search settings', async () => {
