@@ -127,7 +127,9 @@ describe('Keyword leg across concurrent writes', () => {
       return texts().some((text) => text.includes('::halfvec(3)) <=>'));
     };
     const [dataset] = (
-      await t.sql.query('SELECT account_id, chunk_count FROM datasets WHERE seq = $1', [datasetSeq])
+      await t.sql.query('SELECT account_id, chunk_count, embedding_dimensions FROM datasets WHERE seq = $1', [
+        datasetSeq,
+      ])
     ).rows;
     await t.sql.query('UPDATE datasets SET embedding_dimensions = 3, chunk_count = 1600 WHERE seq = $1', [
       datasetSeq,
@@ -144,8 +146,9 @@ describe('Keyword leg across concurrent writes', () => {
       expect(await walks(1_600)).toBe(false);
     } finally {
       await t.sql.query(`DELETE FROM datasets WHERE id = 'ds_sharing00000000000000'`);
-      await t.sql.query('UPDATE datasets SET embedding_dimensions = NULL, chunk_count = $2 WHERE seq = $1', [
+      await t.sql.query('UPDATE datasets SET embedding_dimensions = $2, chunk_count = $3 WHERE seq = $1', [
         datasetSeq,
+        dataset.embedding_dimensions,
         dataset.chunk_count,
       ]);
     }

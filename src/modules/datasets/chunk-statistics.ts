@@ -28,7 +28,8 @@ export async function removeDocumentChunks(
   tx: Tx,
   documentId: string,
 ): Promise<{ chunks: number; length: number }> {
-  // The DELETE and the UPDATE see the same snapshot and touch disjoint rows.
+  // The DELETE and the UPDATE see the same snapshot and touch disjoint rows. A df below the postings
+  // removed (counts gone wrong) is not deleted: the UPDATE takes it below 0, which the CHECK refuses.
   await tx.query(
     `WITH gone AS (
        SELECT p.dataset_seq, p.term, count(*)::int AS n
@@ -37,11 +38,11 @@ export async function removeDocumentChunks(
         GROUP BY p.dataset_seq, p.term
      ), emptied AS (
        DELETE FROM term_stats t USING gone g
-        WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <= g.n
+        WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df = g.n
      )
      UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
        FROM gone g
-      WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df > g.n`,
+      WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <> g.n`,
     [documentId],
   );
   const [removed] = await tx.query<{ chunks: number; length: number }[]>(

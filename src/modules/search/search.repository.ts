@@ -105,15 +105,17 @@ export function nextRound(limit: number, passed: number, checked: number): numbe
  * and never for a dataset beyond `maxChunks` (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). The index is shared by
  * every dataset of the dimension: to find `candidates` of this dataset's chunks, the walk passes
  * about `indexed / chunks` for each, so a small dataset among large ones is scanned, and a dataset of
- * its own is walked from a few thousand chunks.
+ * its own is walked from a few thousand chunks. Under a metadata filter, whose share is unknown, a
+ * dataset within `maxChunks` is scanned: a walk that finds too few would be followed by the scan.
  */
 export function scansExactly(
-  chunks: number,
-  indexed: number,
+  dataset: { chunks: number; indexed: number; filtered: boolean },
   candidates: number,
   maxChunks: number,
 ): boolean {
+  const { chunks, indexed, filtered } = dataset;
   if (chunks > maxChunks) return false;
+  if (filtered) return true;
   const walk = WALK_ROWS_PER_CANDIDATE * candidates * (Math.max(indexed, chunks) / Math.max(chunks, 1));
   return chunks <= walk;
 }
@@ -364,9 +366,14 @@ export class SearchRepository {
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 5);
     const datasetSeq = dataset.seq;
-    const exact = this.indexedChunks(dataset.dimensions).then((indexed) =>
-      scansExactly(dataset.chunks, indexed, limit, this.exactScanMaxChunks),
-    );
+    const choose = (indexed: number) =>
+      scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, limit, this.exactScanMaxChunks);
+    // The index's size is counted (while the query is embedded) only when it can change the choice:
+    // when the dataset alone in the index and among any number of others would not be searched alike.
+    const exact =
+      choose(dataset.chunks) === choose(Number.MAX_SAFE_INTEGER)
+        ? Promise.resolve(choose(dataset.chunks))
+        : this.indexedChunks(dataset.dimensions).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
     const dims = vector.length;
@@ -423,9 +430,12 @@ export class SearchRepository {
       `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM datasets WHERE embedding_dimensions = $1`,
       [dimensions],
     ).then(([row]) => row.chunks);
-    this.indexSizes.set(dimensions, { countedAt: performance.now(), chunks });
-    // A failed count is not kept: the next search counts again.
-    chunks.catch(() => this.indexSizes.delete(dimensions));
+    const entry = { countedAt: performance.now(), chunks };
+    this.indexSizes.set(dimensions, entry);
+    // A failed count is not kept (the next search counts again), and fails the search it was for.
+    chunks.catch(() => {
+      if (this.indexSizes.get(dimensions) === entry) this.indexSizes.delete(dimensions);
+    });
     return chunks;
   }
 
