@@ -349,6 +349,11 @@ describe('Keyword search (BM25)', () => {
   });
 });
 
+/** The number in a result of the corpora below ("Guide number 7 …", "Point number 7 …"). */
+function numberIn(result: Result): number {
+  return Number(/number (\d+)/.exec(result.content)![1]);
+}
+
 describe('Filters', () => {
   let t: TestApp;
   let key: CreatedKey;
@@ -376,8 +381,7 @@ describe('Filters', () => {
       .post('/v1/mcp/query')
       .set(bearer(key))
       .send({ dataset_id: datasetId, query: 'installing guide product', limit, filters });
-  const numbers = (results: Result[]) =>
-    results.map((r) => Number(/number (\d+)/.exec(r.content)![1])).sort((a, b) => a - b);
+  const numbers = (results: Result[]) => results.map(numberIn).sort((a, b) => a - b);
 
   it.each([
     ['equality', { category: 'rare' }, [0, 1, 2, 3, 4, 5]],
@@ -481,7 +485,7 @@ describe.each([
       .set(bearer(key))
       .send({ dataset_id: datasetId, query: QUERY, mode: 'semantic', limit, filters })
       .expect(200);
-    return (response.body.results as Result[]).map((r) => Number(/number (\d+)/.exec(r.content)![1]));
+    return (response.body.results as Result[]).map(numberIn);
   };
   const range = (from: number, to: number, step = 1) =>
     Array.from({ length: Math.floor((to - from) / step) + 1 }, (_, i) => from + i * step);

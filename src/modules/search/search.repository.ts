@@ -370,9 +370,10 @@ export class SearchRepository {
       scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, limit, this.exactScanMaxChunks);
     // The index's size is counted (while the query is embedded) only when it can change the choice:
     // when the dataset alone in the index and among any number of others would not be searched alike.
+    const alone = choose(dataset.chunks);
     const exact =
-      choose(dataset.chunks) === choose(Number.MAX_SAFE_INTEGER)
-        ? Promise.resolve(choose(dataset.chunks))
+      alone === choose(Number.MAX_SAFE_INTEGER)
+        ? Promise.resolve(alone)
         : this.indexedChunks(dataset.dimensions).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
