@@ -366,7 +366,9 @@ describe('Filters', () => {
     const docs = Array.from({ length: 60 }, (_, i) => ({
       content: `Guide number ${i} about installing the product.`,
       metadata: {
-        category: i < 6 ? 'rare' : 'common',
+        // The rare ones rank last (equal scores go to the earlier chunk): the filter must look past
+        // the first rounds of candidates to find them.
+        category: i >= 54 ? 'rare' : 'common',
         tags: i % 2 === 0 ? ['even', 'setup'] : ['odd'],
         year: 2000 + i,
         ...(i % 10 === 0 ? { reviewed: true } : {}),
@@ -384,11 +386,11 @@ describe('Filters', () => {
   const numbers = (results: Result[]) => results.map(numberIn).sort((a, b) => a - b);
 
   it.each([
-    ['equality', { category: 'rare' }, [0, 1, 2, 3, 4, 5]],
+    ['equality', { category: 'rare' }, [54, 55, 56, 57, 58, 59]],
     ['array contains', { tags: 'odd', year: { $lt: 2008 } }, [1, 3, 5, 7]],
     ['$in', { year: { $in: [2003, 2004, 2100] } }, [3, 4]],
     ['$nin with $lte', { year: { $nin: [2001], $lte: 2002 } }, [0, 2]],
-    ['$ne', { category: { $ne: 'common' } }, [0, 1, 2, 3, 4, 5]],
+    ['$ne', { category: { $ne: 'common' } }, [54, 55, 56, 57, 58, 59]],
     ['$exists', { reviewed: { $exists: true } }, [0, 10, 20, 30, 40, 50]],
     ['$or', { $or: [{ year: 2010 }, { year: { $gt: 2057 } }] }, [10, 58, 59]],
     ['$and', { $and: [{ tags: 'setup' }, { year: { $gte: 2050 } }] }, [50, 52, 54, 56, 58]],
@@ -397,9 +399,9 @@ describe('Filters', () => {
     expect(numbers(response.body.results as Result[])).toEqual(expected);
   });
 
-  it('still returns `limit` results under a selective filter', async () => {
+  it('still returns `limit` results under a selective filter that only the last candidates pass', async () => {
     const response = await search({ category: 'rare' }, 5).expect(200);
-    expect(response.body.results).toHaveLength(5);
+    expect(numbers(response.body.results as Result[])).toEqual([54, 55, 56, 57, 58]);
   });
 
   it.each([
@@ -423,6 +425,41 @@ describe('Filters', () => {
   it('answers 400 too_many_filters beyond 10 fields', async () => {
     const filters = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`f${i}`, i]));
     expect((await search(filters).expect(400)).body.code).toBe('too_many_filters');
+  });
+
+  it('counts the fields inside $and and $or towards the 10', async () => {
+    const fields = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ [`f${from + i}`]: i }));
+    await search({ $or: fields(0, 5), $and: fields(5, 5) }).expect(200);
+    const response = await search({ $or: fields(0, 5), $and: [...fields(5, 5), { $or: fields(10, 1) }] });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'too_many_filters', details: { count: 11, limit: 10 } });
+  });
+
+  /** `{"year": 2010}` inside `depth` levels of alternating $and / $or, as JSON text (too deep for superagent). */
+  const nested = (depth: number) => {
+    let filter = '{"year": 2010}';
+    for (let i = 0; i < depth; i++) filter = `{"${i % 2 ? '$or' : '$and'}": [${filter}]}`;
+    return t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .send(`{"dataset_id": "${datasetId}", "query": "installing guide product", "filters": ${filter}}`);
+  };
+
+  it('takes $and / $or nested 10 deep', async () => {
+    const response = await nested(10).expect(200);
+    expect(numbers(response.body.results as Result[])).toEqual([10]);
+  });
+
+  it('answers 400 invalid_filter for $and / $or nested 11 deep', async () => {
+    const response = await nested(11).expect(400);
+    expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field: '$and' } });
+  });
+
+  it('answers 400, not 500, for a filter nested thousands deep (refused as a body before any parsing of filters)', async () => {
+    const response = await nested(5000).expect(400);
+    expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'body' } });
   });
 
   it('treats hostile field names and values as data, never as SQL', async () => {

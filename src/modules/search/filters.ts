@@ -21,6 +21,11 @@ export interface CompiledFilter {
 
 const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 const OPERATORS = ['$eq', '$ne', '$in', '$nin', '$exists', ...Object.keys(COMPARISONS)];
+/**
+ * How deep `$and` / `$or` may nest. With at most 10 fields, deeper nesting can always be written
+ * shallower; without a bound, a deep enough filter would overflow the compiler's stack (a 500).
+ */
+export const MAX_FILTER_NESTING = 10;
 
 class FilterCompiler {
   readonly params: unknown[] = [];
@@ -33,10 +38,10 @@ class FilterCompiler {
     return `$${this.firstParam + this.params.length - 1}`;
   }
 
-  compile(filter: unknown, path = 'filters'): string {
+  compile(filter: unknown, path = 'filters', nesting = 0): string {
     if (!isPlainObject(filter)) throw SearchErrors.invalidFilter(path, 'must be an object');
     const parts = Object.entries(filter).map(([key, condition]) => {
-      if (key === '$and' || key === '$or') return this.logical(key, condition);
+      if (key === '$and' || key === '$or') return this.logical(key, condition, nesting + 1);
       if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
       if (key.includes('\u0000'))
         throw SearchErrors.invalidFilter('filters', 'field names must not contain U+0000');
@@ -46,11 +51,14 @@ class FilterCompiler {
     return parts.length === 0 ? 'TRUE' : `(${parts.join(' AND ')})`;
   }
 
-  private logical(operator: '$and' | '$or', conditions: unknown): string {
+  private logical(operator: '$and' | '$or', conditions: unknown, nesting: number): string {
     if (!Array.isArray(conditions) || conditions.length === 0) {
       throw SearchErrors.invalidFilter(operator, 'must be a non-empty array of filters');
     }
-    const parts = conditions.map((condition, i) => this.compile(condition, `${operator}[${i}]`));
+    if (nesting > MAX_FILTER_NESTING) {
+      throw SearchErrors.invalidFilter(operator, `$and and $or nest at most ${MAX_FILTER_NESTING} deep`);
+    }
+    const parts = conditions.map((condition, i) => this.compile(condition, `${operator}[${i}]`, nesting));
     return `(${parts.join(operator === '$and' ? ' AND ' : ' OR ')})`;
   }
 
