@@ -39,20 +39,28 @@ describe('Keyword leg across concurrent writes', () => {
     await t.close();
   });
 
-  /** A repository whose statements go through `pool`, with `before` run ahead of the n-th statement. */
+  /**
+   * A repository whose statements go through `pool`, with `before` run ahead of the n-th statement.
+   * Statements are counted outside and inside transactions alike; a transaction by its BEGIN.
+   */
   function repository(before?: { statement: number; run: () => Promise<unknown> }) {
     let statements = 0;
     let transactions = 0;
     const texts: string[] = [];
     const spied = Object.create(pool) as pg.Pool;
-    spied.query = (async (text: string, values?: unknown[]) => {
-      texts.push(text);
-      if (++statements === before?.statement) await before.run();
-      return pool.query(text, values);
-    }) as pg.Pool['query'];
     spied.connect = (async () => {
-      transactions++;
-      return pool.connect();
+      const client = await pool.connect();
+      const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
+      const watched = Object.create(client) as pg.PoolClient;
+      watched.query = (async (text: string, values?: unknown[]) => {
+        if (text.startsWith('BEGIN')) transactions++;
+        else if (!/^(COMMIT|ROLLBACK)$/.test(text)) {
+          texts.push(text);
+          if (++statements === before?.statement) await before.run();
+        }
+        return query(text, values);
+      }) as pg.PoolClient['query'];
+      return watched;
     }) as pg.Pool['connect'];
     const cache = new PostingsCache(1_000_000);
     return {

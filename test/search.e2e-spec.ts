@@ -737,29 +737,82 @@ describe('Hybrid search with controlled vectors', () => {
   });
 });
 
-describe('Timeout and reranking', () => {
-  it('cancels a query that runs past the timeout and answers 504 query_timeout', async () => {
-    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', SEARCH_TIMEOUT_MS: '1' });
+describe.each([
+  ['/v1/mcp/query', { query: 'cell energy' }],
+  ['/v1/mcp/batch-query', { queries: ['cell energy', 'energy'] }],
+])('Timeout of %s', (path, body) => {
+  const TIMEOUT_MS = 1500;
+  let openai: FakeOpenAI;
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI(4);
+    t = await startTestApp({ ...openAiEnv(openai), SEARCH_TIMEOUT_MS: String(TIMEOUT_MS) });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      datasetId,
+      CORPUS.map((content) => ({ content })),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+    await openai.close();
+  });
+
+  /** The vector statements of this database's searches that PostgreSQL is running. */
+  const vectorStatements = async () =>
+    (
+      await t.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'dataset-search/search'
+            AND state = 'active' AND query LIKE '%<=>%'`,
+      )
+    ).rows[0].n;
+  const until = async (done: () => Promise<boolean>) => {
+    while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+
+  it('answers 504 query_timeout at the deadline and cancels the statement still running', async () => {
+    // The query's embedding takes half a second, then its vector statement waits for a lock: its own
+    // statement timeout would end it about half a second after the request's deadline.
+    openai.delayMs = 500;
+    const blocker = await t.sql.connect();
     try {
-      const key = await t.createApiKey();
-      const datasetId = await createDataset(t.http, key);
-      await ingest(
-        t,
-        key,
-        datasetId,
-        CORPUS.map((content) => ({ content })),
-      );
-      const response = await t.http
-        .post('/v1/mcp/query')
+      await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');
+      const started = performance.now();
+      const answer = t.http
+        .post(path)
         .set(bearer(key))
-        .send({ dataset_id: datasetId, query: 'cell energy' });
+        .send({ dataset_id: datasetId, mode: 'semantic', ...body })
+        .then((response) => response);
+      await until(async () => (await vectorStatements()) > 0);
+      const response = await answer;
       expect(response.status).toBe(504);
-      expect(response.body).toMatchObject({ code: 'query_timeout', details: { timeout_ms: 10000 } });
+      expect(response.body).toMatchObject({ code: 'query_timeout', details: { timeout_ms: TIMEOUT_MS } });
+      await until(async () => (await vectorStatements()) === 0);
+      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 300);
     } finally {
-      await t.close();
+      openai.delayMs = 0;
+      blocker.release(true);
     }
   });
 
+  it('searches normally again once the lock is gone', async () => {
+    const response = await t.http
+      .post(path)
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, mode: 'semantic', ...body })
+      .expect(200);
+    expect(response.body.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe('Reranking', () => {
   it('reranks with a Cohere-compatible API: its order and probabilities decide', async () => {
     let server: Server | undefined;
     const port = await new Promise<number>((resolve) => {

@@ -14,7 +14,8 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
  * settings once, when they open, so that a search runs its statements bare: a vector search is one
  * statement and one round trip, not a transaction opened, configured, queried and committed. The
  * settings are the code's own numbers and words, never a caller's input:
- * - `statement_timeout`, the search timeout: a slow statement is cancelled in the database;
+ * - `statement_timeout`, the search timeout: the backstop for a statement that the search's deadline
+ *   did not cancel (see `cancel`);
  * - `default_transaction_read_only`: searches only read;
  * - `jit` off: the research measured it taking half of a search's time;
  * - pgvector's iterative HNSW scan, so that a filter still gets its `limit` rows, with `ef_search` at
@@ -26,6 +27,14 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
 @Injectable()
 export class SearchPool implements OnApplicationShutdown {
   readonly pool: pg.Pool;
+  /** Each open connection's backend process, which `cancel` names to PostgreSQL. */
+  private readonly backends = new WeakMap<pg.ClientBase, number>();
+  /**
+   * Where cancellations are sent from: a connection of their own, since the search pool is full
+   * exactly when searches run long. Opened on the first cancellation, closed when idle.
+   */
+  private readonly cancels: pg.Pool;
+  private readonly logger: Logger;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(LOGGER) logger: Logger) {
     const settings = {
@@ -41,9 +50,14 @@ export class SearchPool implements OnApplicationShutdown {
       .map(([name, value]) => `SET ${name} = ${value}`)
       .join('; ');
     // pg-pool's `verify` runs on each new connection before it is handed out; when it fails, the
-    // connection is closed and the search gets the error: none runs without its timeout.
+    // connection is closed and the search gets the error: none runs without its timeout. It also
+    // learns the connection's backend, for `cancel`.
     const verify = (client: pg.PoolClient, done: (err?: Error) => void) => {
-      client.query(set).then(() => done(), done);
+      client.query(`${set}; SELECT pg_backend_pid() AS pid`).then((results: unknown) => {
+        const last = (results as pg.QueryResult<{ pid: number }>[]).at(-1)!;
+        this.backends.set(client, last.rows[0].pid);
+        done();
+      }, done);
     };
     this.pool = new pg.Pool({
       connectionString: config.databaseUrl,
@@ -54,9 +68,31 @@ export class SearchPool implements OnApplicationShutdown {
     });
     // An idle connection that the server drops is discarded by the pool; say so, do not crash.
     this.pool.on('error', (err) => logger.warn({ err }, 'search connection lost'));
+    this.cancels = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: 1,
+      idleTimeoutMillis: 10_000,
+      application_name: 'dataset-search/cancel',
+      connectionTimeoutMillis: 10_000,
+    });
+    this.cancels.on('error', (err) => logger.warn({ err }, 'cancellation connection lost'));
+    this.logger = logger;
+  }
+
+  /**
+   * Asks PostgreSQL to cancel the statement the connection is running, if any (a backend waiting for
+   * its next statement ignores it). The caller must not hand the connection to another search
+   * afterwards: the request may land after this statement has ended and the next has begun.
+   */
+  cancel(client: pg.ClientBase): void {
+    const pid = this.backends.get(client);
+    if (pid === undefined) return;
+    this.cancels.query('SELECT pg_cancel_backend($1)', [pid]).catch((err: unknown) => {
+      this.logger.warn({ err, pid }, 'could not cancel a search statement');
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.cancels.end()]);
   }
 }

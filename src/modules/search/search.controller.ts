@@ -74,9 +74,9 @@ export class SearchController {
     const early = request.earlyQueryVector;
     const started = early?.startedAt ?? performance.now();
     this.search.checkQuery(body.query, 'query');
-    const results = await this.search.withinDeadline(async () => {
+    const results = await this.search.withinDeadline(async (deadline) => {
       const prepared = await this.search.prepare(caller, body.dataset_id, body, [body.query], early);
-      return this.search.search(prepared, body.query, body);
+      return this.search.search(prepared, body.query, body, deadline);
     });
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
@@ -103,11 +103,11 @@ export class SearchController {
     if (body.queries.length === 0)
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
     body.queries.forEach((query, i) => this.search.checkQuery(query, `queries[${i}]`));
-    const prepared = await this.search.prepare(caller, body.dataset_id, body, body.queries);
-    const run = () =>
-      mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
+    const results = await this.search.withinDeadline(async (deadline) => {
+      const prepared = await this.search.prepare(caller, body.dataset_id, body, body.queries);
+      return mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
         query,
-        results: (await this.search.search(prepared, query, body)).map(
+        results: (await this.search.search(prepared, query, body, deadline)).map(
           ({ chunk_id, content, score, ...rest }) => ({
             chunk_id,
             content,
@@ -116,7 +116,7 @@ export class SearchController {
           }),
         ),
       }));
-    const results = await this.search.withinDeadline(run);
+    });
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 }

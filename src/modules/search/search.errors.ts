@@ -5,7 +5,6 @@ export const SEARCH_LIMITS = {
   results: { default: 5, max: 50 },
   filterFields: 10,
   batchQueries: 10,
-  timeoutMs: 10_000,
 } as const;
 
 export const SearchErrors = {
@@ -61,13 +60,9 @@ export const SearchErrors = {
     new AppError(502, 'rerank_failed', 'The reranker did not answer; retry, or search without rerank', {
       reason,
     }),
-  timeout: () =>
-    new AppError(
-      504,
-      'query_timeout',
-      `The query did not finish within ${SEARCH_LIMITS.timeoutMs / 1000} seconds`,
-      {
-        timeout_ms: SEARCH_LIMITS.timeoutMs,
-      },
-    ),
+  /** `timeoutMs`: the service's search timeout (`SEARCH_TIMEOUT_MS`). */
+  timeout: (timeoutMs: number) =>
+    new AppError(504, 'query_timeout', `The query did not finish within ${timeoutMs / 1000} seconds`, {
+      timeout_ms: timeoutMs,
+    }),
 };

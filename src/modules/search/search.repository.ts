@@ -81,9 +81,11 @@ function vectorParam(vector: number[]): Buffer {
   return buffer;
 }
 
-/** The statement cancelled by its timeout becomes 504 query_timeout. */
-function timeoutOr(error: unknown): unknown {
-  return (error as { code?: string } | null)?.code === QUERY_CANCELED ? SearchErrors.timeout() : error;
+/** A statement cancelled (by its timeout, or at the search's deadline) becomes 504 query_timeout. */
+function timeoutOr(error: unknown, timeoutMs: number): unknown {
+  return (error as { code?: string } | null)?.code === QUERY_CANCELED
+    ? SearchErrors.timeout(timeoutMs)
+    : error;
 }
 
 /**
@@ -121,36 +123,70 @@ export function scansExactly(
 }
 
 /**
- * The SQL of both legs of search, on the search pool (see `SearchPool`: its sessions carry the
- * statement timeout, so a slow query is cancelled in the database rather than left running after the
- * client has been answered). Only chunks of `ready` documents are ever returned, and each hit comes
- * with the chunk's row, so that showing the results reads nothing more.
+ * The SQL of both legs of search, on the search pool (see `SearchPool`). The statements a search
+ * still runs at its deadline are cancelled in the database rather than left running after the client
+ * has been answered (see `reader`). Only chunks of `ready` documents are ever returned, and each hit
+ * comes with the chunk's row, so that showing the results reads nothing more.
  */
 @Injectable()
 export class SearchRepository {
   private readonly pool: pg.Pool;
+  private readonly timeoutMs: number;
   /** Datasets of more chunks are never scanned exactly (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). */
   private readonly exactScanMaxChunks: number;
   /** The chunks of each dimension's HNSW index, as counted at most `INDEX_SIZE_TTL_MS` ago. */
   private readonly indexSizes = new Map<number, { countedAt: number; chunks: Promise<number> }>();
 
   constructor(
-    search: SearchPool,
+    private readonly search: SearchPool,
     private readonly cache: PostingsCache,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.pool = search.pool;
+    this.timeoutMs = config.search.timeoutMs;
     this.exactScanMaxChunks = config.search.exactScanMaxChunks;
   }
 
-  /** One statement on its own: its own snapshot, one round trip. */
-  private readonly read: Read = async <T>(text: string, values?: unknown[]) => {
-    try {
-      return (await this.pool.query(text, values)).rows as T[];
-    } catch (error) {
-      throw timeoutOr(error);
-    }
-  };
+  /**
+   * Statements each on their own: their own snapshot, one round trip. When `deadline` aborts, the
+   * statement under way is cancelled in PostgreSQL and no further one starts.
+   */
+  private reader(deadline?: AbortSignal): Read {
+    return async <T>(text: string, values?: unknown[]) => {
+      deadline?.throwIfAborted();
+      const client = await this.pool.connect();
+      const cancelled = this.cancelOnAbort(client, deadline);
+      let failed = false;
+      try {
+        return (await client.query(text, values)).rows as T[];
+      } catch (error) {
+        failed = true;
+        throw timeoutOr(error, this.timeoutMs);
+      } finally {
+        // As pg's own pool.query does, a connection whose statement failed is not reused.
+        client.release(cancelled() || failed);
+      }
+    };
+  }
+
+  /**
+   * Cancels the connection's statement in PostgreSQL if `deadline` aborts. The returned function stops
+   * watching and says whether it did cancel: such a connection is closed rather than reused, as the
+   * cancellation may still be on its way (see `SearchPool.cancel`).
+   */
+  private cancelOnAbort(client: pg.PoolClient, deadline?: AbortSignal): () => boolean {
+    if (!deadline) return () => false;
+    let cancelled = false;
+    const cancel = () => {
+      cancelled = true;
+      this.search.cancel(client);
+    };
+    deadline.addEventListener('abort', cancel, { once: true });
+    return () => {
+      deadline.removeEventListener('abort', cancel);
+      return cancelled;
+    };
+  }
 
   /**
    * The keyword leg: exact Okapi BM25 (see `rankBm25`) over the dataset's postings, best first, of
@@ -168,25 +204,36 @@ export class SearchRepository {
     filters: unknown,
     limit: number,
     bm25: Bm25Parameters,
+    deadline?: AbortSignal,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 3);
+    const read = this.reader(deadline);
     const rank =
       ({ postings, n, total }: TermsSnapshot) =>
       (k: number) =>
         rankBm25(postings, n, total, bm25, k);
     if (filter.fields > 0) {
-      return this.transaction('REPEATABLE READ', async (read) => {
-        const terms = (await this.terms(read, datasetSeq, language, query, true))!;
-        return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, limit);
-      });
+      return this.transaction(
+        'REPEATABLE READ',
+        async (read) => {
+          const terms = (await this.terms(read, datasetSeq, language, query, true))!;
+          return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, limit);
+        },
+        { deadline },
+      );
     }
     const terms =
-      (await this.terms(this.read, datasetSeq, language, query, false)) ??
-      (await this.transaction('REPEATABLE READ', (read) =>
-        this.terms(read, datasetSeq, language, query, true),
+      (await this.terms(read, datasetSeq, language, query, false)) ??
+      (await this.transaction(
+        'REPEATABLE READ',
+        (read) => this.terms(read, datasetSeq, language, query, true),
+        { deadline },
       ));
     const ranked = rank(terms!)(limit).ranked;
-    const rows = await this.chunks(ranked.map(({ chunk }) => String(chunk)));
+    const rows = await this.chunks(
+      ranked.map(({ chunk }) => String(chunk)),
+      deadline,
+    );
     // A chunk deleted since the ranking's snapshot has no row left: it is not shown.
     return ranked.flatMap(({ chunk, score }) => {
       const row = rows.get(String(chunk));
@@ -282,14 +329,15 @@ export class SearchRepository {
   async warm(budget: number, stop: () => boolean): Promise<number> {
     // Every term holds at least one posting, so the budget bounds the terms to consider: PostgreSQL
     // keeps the most frequent ones with a bounded sort, and their running total is cut here.
-    const frequent = await this.read<{ datasetSeq: string; term: string; df: number }>(
+    const read = this.reader();
+    const frequent = await read<{ datasetSeq: string; term: string; df: number }>(
       `SELECT dataset_seq::text AS "datasetSeq", term, df FROM term_stats
         WHERE df > 0 ORDER BY df DESC, dataset_seq, term LIMIT $1`,
       [Math.min(budget, WARM_MAX_TERMS)],
     );
     let total = 0;
     const chosen = frequent.filter(({ df }) => (total += df) <= budget);
-    let read = 0;
+    let postings = 0;
     for (let i = 0; i < chosen.length && !stop(); i += WARM_TERMS_PER_STATEMENT) {
       // In order of frequency, whatever their dataset, so that stopping early leaves out the rarest.
       const byDataset = new Map<string, string[]>();
@@ -299,12 +347,12 @@ export class SearchRepository {
         byDataset.set(datasetSeq, terms);
       }
       for (const [datasetSeq, terms] of byDataset) {
-        for (const row of await this.readPostings(this.read, datasetSeq, terms)) {
-          read += this.remember(datasetSeq, row).chunks.length;
+        for (const row of await this.readPostings(read, datasetSeq, terms)) {
+          postings += this.remember(datasetSeq, row).chunks.length;
         }
       }
     }
-    return read;
+    return postings;
   }
 
   /**
@@ -363,8 +411,10 @@ export class SearchRepository {
     filters: unknown,
     limit: number,
     shown: number,
+    deadline?: AbortSignal,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 5);
+    const read = this.reader(deadline);
     const datasetSeq = dataset.seq;
     const choose = (indexed: number) =>
       scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, limit, this.exactScanMaxChunks);
@@ -374,7 +424,7 @@ export class SearchRepository {
     const exact =
       alone === choose(Number.MAX_SAFE_INTEGER)
         ? Promise.resolve(alone)
-        : this.indexedChunks(dataset.dimensions).then(choose);
+        : this.indexedChunks(dataset.dimensions, read).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
     const dims = vector.length;
@@ -409,14 +459,17 @@ export class SearchRepository {
           row: metadata === null ? row : { ...row, metadata },
         }));
     };
-    if (await exact) return run(this.read, true);
+    if (await exact) return run(read, true);
     const hits =
       limit <= SESSION_EF_SEARCH
-        ? await run(this.read, false)
-        : await this.transaction('READ COMMITTED', (read) => run(read, false), { 'hnsw.ef_search': limit });
+        ? await run(read, false)
+        : await this.transaction('READ COMMITTED', (read) => run(read, false), {
+            deadline,
+            settings: { 'hnsw.ef_search': limit },
+          });
     // The index is shared by all datasets of this dimension: when the scan gave up before `limit` rows
     // passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
-    return hits.length < limit ? run(this.read, true) : hits;
+    return hits.length < limit ? run(read, true) : hits;
   }
 
   /**
@@ -424,10 +477,10 @@ export class SearchRepository {
    * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`: it only chooses
    * how the leg searches, and a count a few seconds old chooses as well).
    */
-  private indexedChunks(dimensions: number): Promise<number> {
+  private indexedChunks(dimensions: number, read: Read): Promise<number> {
     const known = this.indexSizes.get(dimensions);
     if (known && performance.now() - known.countedAt < INDEX_SIZE_TTL_MS) return known.chunks;
-    const chunks = this.read<{ chunks: number }>(
+    const chunks = read<{ chunks: number }>(
       `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM datasets WHERE embedding_dimensions = $1`,
       [dimensions],
     ).then(([row]) => row.chunks);
@@ -441,9 +494,9 @@ export class SearchRepository {
   }
 
   /** The chunks' rows, with their document's id and metadata. */
-  async chunks(seqs: string[]): Promise<Map<string, ChunkRow>> {
+  async chunks(seqs: string[], deadline?: AbortSignal): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
-    const rows = await this.read<ChunkRow>(
+    const rows = await this.reader(deadline)<ChunkRow>(
       `SELECT ${CHUNK_COLUMNS}, d.metadata
          FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE c.seq = ANY($1::bigint[])`,
@@ -455,16 +508,20 @@ export class SearchRepository {
   /**
    * Runs `work` in a read-only transaction of its own, with the given settings for its length. It is
    * opened and configured in one round trip; the settings are the code's own numbers, never a
-   * caller's input.
+   * caller's input. When `deadline` aborts, the statement under way is cancelled (as in `reader`).
    */
   private async transaction<T>(
     isolation: 'READ COMMITTED' | 'REPEATABLE READ',
     work: (read: Read) => Promise<T>,
-    settings: Record<string, number> = {},
+    { deadline, settings = {} }: { deadline?: AbortSignal; settings?: Record<string, number> },
   ): Promise<T> {
+    deadline?.throwIfAborted();
     const client = await this.pool.connect();
-    const read: Read = async <R>(text: string, values?: unknown[]) =>
-      (await client.query(text, values)).rows as R[];
+    const cancelled = this.cancelOnAbort(client, deadline);
+    const read: Read = async <R>(text: string, values?: unknown[]) => {
+      deadline?.throwIfAborted();
+      return (await client.query(text, values)).rows as R[];
+    };
     let result: T;
     try {
       await client.query(
@@ -477,15 +534,15 @@ export class SearchRepository {
     } catch (error) {
       // A connection that cannot even roll back is closed rather than handed to the next search.
       await client.query('ROLLBACK').then(
-        () => client.release(),
+        () => client.release(cancelled()),
         () => client.release(true),
       );
-      throw timeoutOr(error);
+      throw timeoutOr(error, this.timeoutMs);
     }
     // The transaction only read, so the answer need not wait for its COMMIT; the connection goes back
     // to the pool once that is done.
     void client.query('COMMIT').then(
-      () => client.release(),
+      () => client.release(cancelled()),
       () => client.release(true),
     );
     return result;

@@ -76,10 +76,18 @@ export class SearchService {
 
   /**
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
-   * reading the chunks. The database statements are also cancelled by their own statement timeout.
+   * reading the chunks, else 504 query_timeout. At the deadline `work`'s signal aborts, which cancels
+   * its statements still running in PostgreSQL (see `SearchRepository`); each statement's own
+   * timeout is the backstop.
    */
-  withinDeadline<T>(work: () => Promise<T>): Promise<T> {
-    return withDeadline(work(), this.config.search.timeoutMs, SearchErrors.timeout);
+  async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+    const timeoutMs = this.config.search.timeoutMs;
+    const deadline = new AbortController();
+    return withDeadline(work(deadline.signal), timeoutMs, () => {
+      const error = SearchErrors.timeout(timeoutMs);
+      deadline.abort(error);
+      return error;
+    });
   }
 
   batchConcurrency(): number {
@@ -145,8 +153,16 @@ export class SearchService {
     return null;
   }
 
-  /** One query of a prepared search (`prepare` checked it and started its embedding). */
-  async search(prepared: PreparedSearch, query: string, options: SearchOptions): Promise<SearchResultDto[]> {
+  /**
+   * One query of a prepared search (`prepare` checked it and started its embedding). Its statements
+   * are cancelled when `deadline` aborts.
+   */
+  async search(
+    prepared: PreparedSearch,
+    query: string,
+    options: SearchOptions,
+    deadline?: AbortSignal,
+  ): Promise<SearchResultDto[]> {
     const { dataset } = prepared;
     const { bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
@@ -169,10 +185,19 @@ export class SearchService {
             options.filters,
             Math.max(MIN_CANDIDATES, depth),
             options.limit,
+            deadline,
           )
         : undefined,
       useKeyword
-        ? this.repository.keyword(dataset.seq, dataset.language, query, options.filters, depth, { k1, b })
+        ? this.repository.keyword(
+            dataset.seq,
+            dataset.language,
+            query,
+            options.filters,
+            depth,
+            { k1, b },
+            deadline,
+          )
         : undefined,
     ]);
     let ranked = fuse({ semantic, keyword });
@@ -193,7 +218,10 @@ export class SearchService {
     const top = ranked.slice(0, options.limit);
     // Only a reranker lifts a chunk that no leg ranked high enough to bring its metadata along.
     const incomplete = top.filter((entry) => entry.row.metadata === undefined);
-    const reread = await this.repository.chunks(incomplete.map((entry) => entry.chunkSeq));
+    const reread = await this.repository.chunks(
+      incomplete.map((entry) => entry.chunkSeq),
+      deadline,
+    );
     return top.flatMap((entry) => {
       const row = entry.row.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
       if (!row) return []; // deleted since it was ranked
