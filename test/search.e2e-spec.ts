@@ -228,10 +228,13 @@ describe('Keyword search (BM25)', () => {
   });
 
   it('searches a public dataset without credentials, and hides a private one', async () => {
+    const batch = () => t.http.post('/v1/mcp/batch-query').send({ dataset_id: datasetId, queries: ['cell'] });
     await query({ query: 'cell' }, null).expect(404);
+    await batch().expect(404);
     await t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ is_public: true }).expect(200);
     try {
       expect((await query({ query: 'cell' }, null).expect(200)).body.results.length).toBeGreaterThan(0);
+      expect((await batch().expect(200)).body.results[0].results.length).toBeGreaterThan(0);
     } finally {
       await t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ is_public: false }).expect(200);
     }
@@ -490,6 +493,7 @@ describe.each([
   let t: TestApp;
   let key: CreatedKey;
   let datasetId: string;
+  let documentIds: string[];
 
   beforeAll(async () => {
     openai = await startFakeOpenAI(4);
@@ -509,7 +513,7 @@ describe.each([
     t = await startTestApp({ ...openAiEnv(openai), ...env });
     key = await t.createApiKey();
     datasetId = await createDataset(t.http, key);
-    await ingest(t, key, datasetId, docs);
+    documentIds = await ingest(t, key, datasetId, docs);
   });
   afterAll(async () => {
     await t.close();
@@ -566,6 +570,15 @@ describe.each([
       }
       expect(await indexScans()).toBeGreaterThan(0);
     }
+  });
+
+  // Last: it deletes the nearest points.
+  it('never returns chunks of a deleted document, with or without a filter', async () => {
+    for (const id of documentIds.slice(0, 3)) {
+      await t.http.delete(`/v1/datasets/${datasetId}/documents/${id}`).set(bearer(key)).expect(204);
+    }
+    expect(await numbers({}, 5)).toEqual([3, 4, 5, 6, 7]);
+    expect(await numbers({ tags: 'even' }, 3)).toEqual([4, 6, 8]);
   });
 });
 
