@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { addDocument, createDataset } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
-import { bearer, freePort, startTestApp } from './utils/test-app.js';
+import { bearer, freePort, runUntilExit, startTestApp } from './utils/test-app.js';
 
 describe('Embedding providers', () => {
   let openai: FakeOpenAI;
@@ -130,21 +129,14 @@ describe('Embedding providers', () => {
 
   it('refuses to start when an explicitly configured provider does not work', async () => {
     const closed = await freePort();
-    const child = spawn(process.execPath, ['dist/main.js'], {
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: 'test',
-        PORT: String(await freePort()),
-        MIGRATE_ON_BOOT: 'false',
-        EMBEDDING_PROVIDER: 'openai',
-        OPENAI_API_KEY: 'test-key',
-        OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,
-      },
+    const { code, output } = await runUntilExit({
+      NODE_ENV: 'test',
+      PORT: String(await freePort()),
+      MIGRATE_ON_BOOT: 'false',
+      EMBEDDING_PROVIDER: 'openai',
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,
     });
-    let output = '';
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
     expect(output).toMatch(/Connection error|ECONNREFUSED/);
   }, 60_000);

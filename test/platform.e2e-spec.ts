@@ -1,7 +1,7 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { bearer, freePort, startTestApp, type TestApp } from './utils/test-app.js';
+import { bearer, freePort, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { createTestDatabase } from './utils/test-database.js';
 
 const run = promisify(execFile);
@@ -146,20 +146,14 @@ describe('Boot', () => {
   });
 
   it('refuses to start with bad configuration, naming every bad variable', async () => {
-    const child = spawn(process.execPath, ['dist/main.js'], {
-      env: {
-        PATH: process.env.PATH,
-        PORT: 'abc',
-        DATABASE_URL: 'mysql://x',
-        RATE_LIMIT_API_KEY: '0',
-        ROLE: 'boss',
-      },
+    const { code, output } = await runUntilExit({
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://x',
+      RATE_LIMIT_API_KEY: '0',
+      ROLE: 'boss',
     });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(78);
-    for (const name of ['PORT', 'DATABASE_URL', 'RATE_LIMIT_API_KEY', 'ROLE']) expect(stderr).toContain(name);
+    for (const name of ['PORT', 'DATABASE_URL', 'RATE_LIMIT_API_KEY', 'ROLE']) expect(output).toContain(name);
   });
 });
 

@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
-import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+import {
+  bearer,
+  type CreatedKey,
+  freePort,
+  runUntilExit,
+  startTestApp,
+  type TestApp,
+} from './utils/test-app.js';
 
 interface Result {
   chunk_id: string;
@@ -869,6 +876,19 @@ describe('Reranking', () => {
       server?.close();
     }
   });
+
+  it('refuses to start when the configured reranker cannot be loaded', async () => {
+    const { code, output } = await runUntilExit({
+      NODE_ENV: 'test',
+      PORT: String(await freePort()),
+      MIGRATE_ON_BOOT: 'false',
+      EMBEDDING_PROVIDER: 'none',
+      RERANK_PROVIDER: 'local',
+      RERANK_MODEL: 'synthetic/no-such-cross-encoder',
+    });
+    expect(code).toBe(1);
+    expect(output).toContain('reranker synthetic/no-such-cross-encoder is not in');
+  }, 60_000);
 
   it('reranks with a local cross-encoder (synthetic model): probabilities in 0..1', async () => {
     const t = await startTestApp({

@@ -56,6 +56,21 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * The built server (`node dist/main.js`) run with `env` alone (and PATH), for a configuration it must
+ * refuse: waits for it to exit, and gives its exit code and its output (stdout and stderr).
+ */
+export async function runUntilExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['dist/main.js'], { env: { PATH: process.env.PATH, ...env } });
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, output };
+}
+
+/**
  * The built server (`node dist/main.js`) in a child process, with a database of its own (cloned from
  * the migrated template) and a Redis key prefix of its own, so that spec files run in parallel
  * without seeing each other. The specs talk to it over HTTP only, as a client would.
