@@ -180,6 +180,59 @@ describe('Keyword leg across concurrent writes', () => {
     }
   });
 
+  describe('at the deadline', () => {
+    /** This database's search statements waiting for a lock: their backends. */
+    const waiting = async () =>
+      (
+        await t.sql.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'dataset-search/search'
+              AND state = 'active' AND wait_event_type = 'Lock'`,
+        )
+      ).rows.map(({ pid }) => pid);
+    const backendAlive = async (pid: number) =>
+      (await t.sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length > 0;
+    const until = async (done: () => Promise<boolean>) => {
+      while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+
+    it.each([
+      ['a statement on its own', {}],
+      ['a statement of a transaction (the leg under a filter)', { n: { $exists: false } }],
+    ])('cancels %s in PostgreSQL and closes its connection', async (_case, filters) => {
+      // A statement timeout far beyond the test's: only the cancellation can end the statement in time.
+      const config = {
+        databaseUrl: t.database.url,
+        search: { timeoutMs: 60_000, poolSize: 2, exactScanMaxChunks: 20_000 },
+      } as AppConfig;
+      const search = new SearchPool(config, { warn: () => undefined } as never);
+      const legs = new SearchRepository(search, new PostingsCache(1_000_000), config);
+      const blocker = await t.sql.connect();
+      try {
+        await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');
+        const deadline = new AbortController();
+        const leg = legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, bm25, deadline.signal);
+        const outcome = leg.then(
+          () => 'answered',
+          (error: unknown) => error,
+        );
+        let blocked: number[] = [];
+        await until(async () => (blocked = await waiting()).length > 0);
+        deadline.abort(new Error('deadline'));
+        const settled = await Promise.race([
+          outcome,
+          new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000)),
+        ]);
+        expect(settled).toMatchObject({ code: 'query_timeout' });
+        expect(await waiting()).toEqual([]);
+        await until(async () => !(await backendAlive(blocked[0])));
+      } finally {
+        blocker.release(true);
+        await search.onApplicationShutdown();
+      }
+    });
+  });
+
   describe('warm-up', () => {
     const versionOf = async (term: string) =>
       (

@@ -66,7 +66,8 @@ export async function runUntilExit(
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': by then its output has all been read.
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, output };
 }
 

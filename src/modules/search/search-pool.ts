@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { cancelStatement } from 'src/database/cancel-request.js';
 
 /** `hnsw.ef_search` of every search session: the fewest candidates a leg takes (see SearchService). */
 export const SESSION_EF_SEARCH = 50;
@@ -27,16 +28,11 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
 @Injectable()
 export class SearchPool implements OnApplicationShutdown {
   readonly pool: pg.Pool;
-  /** Each open connection's backend process, which `cancel` names to PostgreSQL. */
-  private readonly backends = new WeakMap<pg.ClientBase, number>();
-  /**
-   * Where cancellations are sent from: a connection of their own, since the search pool is full
-   * exactly when searches run long. Opened on the first cancellation, closed when idle.
-   */
-  private readonly cancels: pg.Pool;
-  private readonly logger: Logger;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(LOGGER) logger: Logger) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
     const settings = {
       statement_timeout: config.search.timeoutMs,
       default_transaction_read_only: 'on',
@@ -50,14 +46,9 @@ export class SearchPool implements OnApplicationShutdown {
       .map(([name, value]) => `SET ${name} = ${value}`)
       .join('; ');
     // pg-pool's `verify` runs on each new connection before it is handed out; when it fails, the
-    // connection is closed and the search gets the error: none runs without its timeout. It also
-    // learns the connection's backend, for `cancel`.
+    // connection is closed and the search gets the error: none runs without its timeout.
     const verify = (client: pg.PoolClient, done: (err?: Error) => void) => {
-      client.query(`${set}; SELECT pg_backend_pid() AS pid`).then((results: unknown) => {
-        const last = (results as pg.QueryResult<{ pid: number }>[]).at(-1)!;
-        this.backends.set(client, last.rows[0].pid);
-        done();
-      }, done);
+      client.query(set).then(() => done(), done);
     };
     this.pool = new pg.Pool({
       connectionString: config.databaseUrl,
@@ -68,31 +59,20 @@ export class SearchPool implements OnApplicationShutdown {
     });
     // An idle connection that the server drops is discarded by the pool; say so, do not crash.
     this.pool.on('error', (err) => logger.warn({ err }, 'search connection lost'));
-    this.cancels = new pg.Pool({
-      connectionString: config.databaseUrl,
-      max: 1,
-      idleTimeoutMillis: 10_000,
-      application_name: 'dataset-search/cancel',
-      connectionTimeoutMillis: 10_000,
-    });
-    this.cancels.on('error', (err) => logger.warn({ err }, 'cancellation connection lost'));
-    this.logger = logger;
   }
 
   /**
-   * Asks PostgreSQL to cancel the statement the connection is running, if any (a backend waiting for
-   * its next statement ignores it). The caller must not hand the connection to another search
-   * afterwards: the request may land after this statement has ended and the next has begun.
+   * Asks PostgreSQL to cancel the statement the connection is running, if any (see
+   * `cancelStatement`). The caller must not hand the connection to another search afterwards: the
+   * request may land after this statement has ended and the next has begun.
    */
-  cancel(client: pg.ClientBase): void {
-    const pid = this.backends.get(client);
-    if (pid === undefined) return;
-    this.cancels.query('SELECT pg_cancel_backend($1)', [pid]).catch((err: unknown) => {
-      this.logger.warn({ err, pid }, 'could not cancel a search statement');
+  cancel(client: pg.PoolClient): void {
+    cancelStatement(client).catch((err: unknown) => {
+      this.logger.warn({ err }, 'could not cancel a search statement');
     });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.pool.end(), this.cancels.end()]);
+    await this.pool.end();
   }
 }

@@ -153,8 +153,7 @@ export class SearchRepository {
    */
   private reader(deadline?: AbortSignal): Read {
     return async <T>(text: string, values?: unknown[]) => {
-      deadline?.throwIfAborted();
-      const client = await this.pool.connect();
+      const client = await this.connect(deadline);
       const cancelled = this.cancelOnAbort(client, deadline);
       let failed = false;
       try {
@@ -167,6 +166,20 @@ export class SearchRepository {
         client.release(cancelled() || failed);
       }
     };
+  }
+
+  /**
+   * A connection of the search pool, unless the deadline has passed by the time there is one (the
+   * pool is full exactly when searches run long): then nothing more of the search starts.
+   */
+  private async connect(deadline?: AbortSignal): Promise<pg.PoolClient> {
+    deadline?.throwIfAborted();
+    const client = await this.pool.connect();
+    if (deadline?.aborted) {
+      client.release();
+      deadline.throwIfAborted();
+    }
+    return client;
   }
 
   /**
@@ -424,7 +437,7 @@ export class SearchRepository {
     const exact =
       alone === choose(Number.MAX_SAFE_INTEGER)
         ? Promise.resolve(alone)
-        : this.indexedChunks(dataset.dimensions, read).then(choose);
+        : this.indexedChunks(dataset.dimensions).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
     const dims = vector.length;
@@ -477,10 +490,11 @@ export class SearchRepository {
    * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`: it only chooses
    * how the leg searches, and a count a few seconds old chooses as well).
    */
-  private indexedChunks(dimensions: number, read: Read): Promise<number> {
+  private indexedChunks(dimensions: number): Promise<number> {
     const known = this.indexSizes.get(dimensions);
     if (known && performance.now() - known.countedAt < INDEX_SIZE_TTL_MS) return known.chunks;
-    const chunks = read<{ chunks: number }>(
+    // Shared by the searches of the next seconds: not cancelled at the deadline of the one that asked.
+    const chunks = this.reader()<{ chunks: number }>(
       `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM datasets WHERE embedding_dimensions = $1`,
       [dimensions],
     ).then(([row]) => row.chunks);
@@ -515,8 +529,7 @@ export class SearchRepository {
     work: (read: Read) => Promise<T>,
     { deadline, settings = {} }: { deadline?: AbortSignal; settings?: Record<string, number> },
   ): Promise<T> {
-    deadline?.throwIfAborted();
-    const client = await this.pool.connect();
+    const client = await this.connect(deadline);
     const cancelled = this.cancelOnAbort(client, deadline);
     const read: Read = async <R>(text: string, values?: unknown[]) => {
       deadline?.throwIfAborted();

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
@@ -78,12 +79,19 @@ export class SearchService {
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
    * reading the chunks, else 504 query_timeout. At the deadline `work`'s signal aborts, which cancels
    * its statements still running in PostgreSQL (see `SearchRepository`); each statement's own
-   * timeout is the backstop.
+   * timeout is the backstop. It aborts as well when `work` fails: the rest of a batch whose answer
+   * is already an error stops too.
    */
   async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
     const timeoutMs = this.config.search.timeoutMs;
     const deadline = new AbortController();
-    return withDeadline(work(deadline.signal), timeoutMs, () => {
+    // One listener for each statement under way, and a batch runs several queries of two legs each.
+    setMaxListeners(0, deadline.signal);
+    const answer = work(deadline.signal).catch((error: unknown) => {
+      deadline.abort(error);
+      throw error;
+    });
+    return withDeadline(answer, timeoutMs, () => {
       const error = SearchErrors.timeout(timeoutMs);
       deadline.abort(error);
       return error;
