@@ -130,9 +130,6 @@ describe('Embedding providers', () => {
   it('refuses to start when an explicitly configured provider does not work', async () => {
     const closed = await freePort();
     const { code, output } = await runUntilExit({
-      NODE_ENV: 'test',
-      PORT: String(await freePort()),
-      MIGRATE_ON_BOOT: 'false',
       EMBEDDING_PROVIDER: 'openai',
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1`,

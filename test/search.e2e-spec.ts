@@ -1,14 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
-import {
-  bearer,
-  type CreatedKey,
-  freePort,
-  runUntilExit,
-  startTestApp,
-  type TestApp,
-} from './utils/test-app.js';
+import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 
 interface Result {
   chunk_id: string;
@@ -879,9 +872,6 @@ describe('Reranking', () => {
 
   it('refuses to start when the configured reranker cannot be loaded', async () => {
     const { code, output } = await runUntilExit({
-      NODE_ENV: 'test',
-      PORT: String(await freePort()),
-      MIGRATE_ON_BOOT: 'false',
       EMBEDDING_PROVIDER: 'none',
       RERANK_PROVIDER: 'local',
       RERANK_MODEL: 'synthetic/no-such-cross-encoder',
