@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { withDeadline } from 'src/common/async/deadline.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { AppConfig } from 'src/config/app-config.js';
@@ -219,10 +220,7 @@ describe('Keyword leg across concurrent writes', () => {
         let blocked: number[] = [];
         await until(async () => (blocked = await waiting()).length > 0);
         deadline.abort(new Error('deadline'));
-        const settled = await Promise.race([
-          outcome,
-          new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000)),
-        ]);
+        const settled = await withDeadline(outcome, 5_000, () => new Error('the statement is still running'));
         expect(settled).toMatchObject({ code: 'query_timeout' });
         expect(await waiting()).toEqual([]);
         await until(async () => !(await backendAlive(blocked[0])));
