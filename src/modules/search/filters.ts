@@ -22,8 +22,9 @@ export interface CompiledFilter {
 const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 const OPERATORS = ['$eq', '$ne', '$in', '$nin', '$exists', ...Object.keys(COMPARISONS)];
 /**
- * How deep `$and` / `$or` may nest. With at most 10 fields, deeper nesting can always be written
- * shallower; without a bound, a deep enough filter would overflow the compiler's stack (a 500).
+ * How deep `$and` / `$or` may nest: with at most 10 fields, deeper nesting can always be written
+ * shallower. (The body's own depth limit, `MAX_BODY_DEPTH`, keeps any filter from nesting deep enough
+ * to overflow the compiler's stack.)
  */
 export const MAX_FILTER_NESTING = 10;
 
