@@ -56,13 +56,17 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The built server (`node dist/main.js`) run with `env` alone (and PATH), for a configuration it must
- * refuse: waits for it to exit, and gives its exit code and its output (stdout and stderr).
+ * The built server (`node dist/main.js`) run with `env` alone (and PATH; by default a free port, the
+ * test environment and no migration), for a configuration it must refuse: waits for it to exit, and
+ * gives its exit code and its output (stdout and stderr).
  */
 export async function runUntilExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['dist/main.js'], { env: { PATH: process.env.PATH, ...env } });
+  const defaults = { NODE_ENV: 'test', PORT: String(await freePort()), MIGRATE_ON_BOOT: 'false' };
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: { PATH: process.env.PATH, ...defaults, ...env },
+  });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
