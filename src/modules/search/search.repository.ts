@@ -220,7 +220,6 @@ export class SearchRepository {
     deadline?: AbortSignal,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 3);
-    const read = this.reader(deadline);
     const rank =
       ({ postings, n, total }: TermsSnapshot) =>
       (k: number) =>
@@ -236,7 +235,7 @@ export class SearchRepository {
       );
     }
     const terms =
-      (await this.terms(read, datasetSeq, language, query, false)) ??
+      (await this.terms(this.reader(deadline), datasetSeq, language, query, false)) ??
       (await this.transaction(
         'REPEATABLE READ',
         (read) => this.terms(read, datasetSeq, language, query, true),
@@ -531,6 +530,9 @@ export class SearchRepository {
   ): Promise<T> {
     const client = await this.connect(deadline);
     const cancelled = this.cancelOnAbort(client, deadline);
+    // A connection whose statement was cancelled, or that cannot even end its transaction, is closed
+    // rather than handed to the next search.
+    const release = (failed: boolean) => client.release(cancelled() || failed);
     const read: Read = async <R>(text: string, values?: unknown[]) => {
       deadline?.throwIfAborted();
       return (await client.query(text, values)).rows as R[];
@@ -545,18 +547,17 @@ export class SearchRepository {
       );
       result = await work(read);
     } catch (error) {
-      // A connection that cannot even roll back is closed rather than handed to the next search.
       await client.query('ROLLBACK').then(
-        () => client.release(cancelled()),
-        () => client.release(true),
+        () => release(false),
+        () => release(true),
       );
       throw timeoutOr(error, this.timeoutMs);
     }
     // The transaction only read, so the answer need not wait for its COMMIT; the connection goes back
     // to the pool once that is done.
     void client.query('COMMIT').then(
-      () => client.release(cancelled()),
-      () => client.release(true),
+      () => release(false),
+      () => release(true),
     );
     return result;
   }
