@@ -6,6 +6,7 @@ import type { AppConfig } from 'src/config/app-config.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { addDocument, createDataset } from './utils/documents.js';
 import { startTestApp, type TestApp } from './utils/test-app.js';
+import { until } from './utils/until.js';
 
 /**
  * The keyword leg reads a term's version and, in a statement of its own, the postings it has not
@@ -193,9 +194,6 @@ describe('Keyword leg across concurrent writes', () => {
       ).rows.map(({ pid }) => pid);
     const backendAlive = async (pid: number) =>
       (await t.sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length > 0;
-    const until = async (done: () => Promise<boolean>) => {
-      while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10));
-    };
 
     it.each([
       ['a statement on its own', {}],

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
+import { until } from './utils/until.js';
 
 interface Result {
   chunk_id: string;
@@ -786,9 +787,6 @@ describe.each([
             AND state = 'active' AND query LIKE '%<=>%'`,
       )
     ).rows[0].n;
-  const until = async (done: () => Promise<boolean>) => {
-    while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10));
-  };
 
   it('answers 504 query_timeout at the deadline and cancels the statement still running', async () => {
     // The query's embedding takes a second, then its vector statement waits for a lock: its own
