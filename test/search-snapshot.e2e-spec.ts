@@ -77,7 +77,7 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('ranks in one snapshot when a term moved on between its version and its postings', async () => {
     const quiet = repository();
-    const expected = await quiet.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    const expected = await quiet.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
     expect(expected.length).toBe(3);
     // Without interference: one statement for the terms, one for their postings, one for the rows.
     expect(quiet.counts()).toEqual({ statements: 3, transactions: 0 });
@@ -87,11 +87,11 @@ describe('Keyword leg across concurrent writes', () => {
         datasetSeq,
       ]);
     const raced = repository({ statement: 2, run: bumpVersion });
-    const hits = await raced.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    const hits = await raced.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
     expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
       expected.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
-    expect(hits.map(({ row }) => row.content)).toEqual(expected.map(({ row }) => row.content));
+    expect(hits.map(({ row }) => row?.content)).toEqual(expected.map(({ row }) => row?.content));
     expect(raced.counts().transactions).toBe(1);
     // The postings kept are those of the version the snapshot saw, not the one before it.
     const [{ version }] = (
@@ -105,8 +105,8 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('reads nothing but the terms and the rows once the postings are in memory', async () => {
     const warm = repository();
-    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
-    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
     expect(warm.counts()).toEqual({ statements: 5, transactions: 0 });
   });
 
@@ -125,8 +125,21 @@ describe('Keyword leg across concurrent writes', () => {
     const query = Promise.resolve([1, 0, 0]);
     const hits = await legs.semantic({ seq: datasetSeq, chunks: 3, dimensions: 3 }, query, {}, 50, 2);
     expect(hits.map(({ chunkSeq }) => chunkSeq)).toEqual(rows.map(({ seq }) => seq));
-    expect(hits.map(({ row }) => row.metadata)).toEqual([{}, {}, undefined]);
-    expect(hits.every(({ row }) => row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(true);
+    expect(hits.map(({ row }) => row?.metadata)).toEqual([{}, {}, undefined]);
+    expect(hits.every(({ row }) => row && row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(
+      true,
+    );
+  });
+
+  it('gives the keyword leg rows for its best `shown` only, with their metadata', async () => {
+    const { repository: legs } = repository();
+    const all = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    const best = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 1, bm25);
+    expect(best.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+      all.map(({ chunkSeq, score }) => [chunkSeq, score]),
+    );
+    expect(best.map(({ row }) => row)).toEqual([all[0].row, undefined, undefined]);
+    expect(all.every(({ row }) => row?.metadata !== undefined)).toBe(true);
   });
 
   it('walks the HNSW index or scans the rows by what each costs, counting the index from the datasets', async () => {
@@ -210,7 +223,7 @@ describe('Keyword leg across concurrent writes', () => {
       try {
         await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');
         const deadline = new AbortController();
-        const leg = legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, bm25, deadline.signal);
+        const leg = legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, 5, bm25, deadline.signal);
         const outcome = leg.then(
           () => 'answered',
           (error: unknown) => error,
@@ -255,11 +268,12 @@ describe('Keyword leg across concurrent writes', () => {
         'cell energy',
         {},
         5,
+        5,
         bm25,
       );
       expect(await warmed.warm(1_000, () => false)).toBe(12);
       const before = counts().statements;
-      const hits = await warmed.keyword(datasetSeq, 'english', 'cell energy', {}, 5, bm25);
+      const hits = await warmed.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
       expect(counts().statements - before).toBe(2);
       expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
         expected.map(({ chunkSeq, score }) => [chunkSeq, score]),

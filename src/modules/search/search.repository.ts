@@ -17,11 +17,11 @@ export interface ChunkRow {
   metadata?: Record<string, unknown>;
 }
 
-/** A leg's candidate: its chunk, score and row. */
+/** A leg's candidate: its chunk and score, and its row when the leg read it. */
 export interface LegHit {
   chunkSeq: string;
   score: number;
-  row: ChunkRow;
+  row?: ChunkRow;
 }
 
 interface TermRow {
@@ -209,6 +209,11 @@ export class SearchRepository {
    * documents (written in the transaction that makes a document ready, removed in the one that takes
    * it out of that state), so without a filter the ranking is the answer; with one, the status and
    * the filter are checked in the snapshot the ranking came from.
+   *
+   * Without a filter, only the best `shown` hits come with their rows: a hit of this leg alone
+   * ranked below the results shown is never shown (as in `semantic`), and one that the vector leg
+   * found too comes with that leg's row. Reading the other rows cost a hybrid search about 1.3 ms,
+   * as they were read while the query was embedded, on the same two cores (docs/benchmarks.md).
    */
   async keyword(
     datasetSeq: string,
@@ -216,6 +221,7 @@ export class SearchRepository {
     query: string,
     filters: unknown,
     limit: number,
+    shown: number,
     bm25: Bm25Parameters,
     deadline?: AbortSignal,
   ): Promise<LegHit[]> {
@@ -243,13 +249,16 @@ export class SearchRepository {
       ));
     const ranked = rank(terms!)(limit).ranked;
     const rows = await this.chunks(
-      ranked.map(({ chunk }) => String(chunk)),
+      ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
       deadline,
     );
-    // A chunk deleted since the ranking's snapshot has no row left: it is not shown.
-    return ranked.flatMap(({ chunk, score }) => {
-      const row = rows.get(String(chunk));
-      return row ? [{ chunkSeq: row.seq, score, row }] : [];
+    // A chunk deleted since the ranking's snapshot has no row left: it is not shown. (Below `shown`,
+    // a deleted chunk keeps its rank, and is left out when the results are read; see SearchService.)
+    return ranked.flatMap(({ chunk, score }, rank) => {
+      const chunkSeq = String(chunk);
+      if (rank >= shown) return [{ chunkSeq, score }];
+      const row = rows.get(chunkSeq);
+      return row ? [{ chunkSeq, score, row }] : [];
     });
   }
 

@@ -33,9 +33,12 @@ export interface PreparedSearch {
   vectors: Map<string, Promise<number[]>>;
 }
 
+type CompleteRow = ChunkRow & { metadata: Record<string, unknown> };
+
 interface Fused {
   chunkSeq: string;
-  row: ChunkRow;
+  /** The chunk's row, from whichever leg read it: a row with its document's metadata if any did. */
+  row?: ChunkRow;
   rrf: number;
   semantic?: { rank: number; score: number };
   keyword?: { rank: number; score: number };
@@ -52,8 +55,8 @@ export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused 
   const ran = (['semantic', 'keyword'] as const).filter((leg) => legs[leg] !== undefined);
   for (const leg of ran) {
     legs[leg]!.forEach((hit, index) => {
-      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, row: hit.row, rrf: 0 };
-      if (entry.row.metadata === undefined) entry.row = hit.row; // the keyword leg's has it
+      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
+      if (hit.row && entry.row?.metadata === undefined) entry.row = hit.row;
       entry.rrf += 1 / (RRF_K + index + 1);
       entry[leg] = { rank: index + 1, score: hit.score };
       fused.set(hit.chunkSeq, entry);
@@ -180,6 +183,8 @@ export class SearchService {
     const candidates =
       useSemantic && useKeyword ? Math.max(MIN_CANDIDATES, 4 * options.limit) : options.limit;
     const depth = reranker ? Math.max(candidates, this.config.rerank.candidates) : candidates;
+    // The hits that can be shown, or that a reranker reads, come with their rows from the legs.
+    const shown = reranker ? depth : options.limit;
 
     const [semantic, keyword] = await Promise.all([
       useSemantic
@@ -192,7 +197,7 @@ export class SearchService {
             prepared.vectors.get(query) ?? this.embedQuery(query),
             options.filters,
             Math.max(MIN_CANDIDATES, depth),
-            options.limit,
+            shown,
             deadline,
           )
         : undefined,
@@ -203,6 +208,7 @@ export class SearchService {
             query,
             options.filters,
             depth,
+            shown,
             { k1, b },
             deadline,
           )
@@ -211,7 +217,10 @@ export class SearchService {
     let ranked = fuse({ semantic, keyword });
 
     if (reranker) {
-      const pool = ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates));
+      const pool = await this.withRows(
+        ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates)),
+        deadline,
+      );
       const probabilities = await reranker
         .score(
           query,
@@ -223,21 +232,14 @@ export class SearchService {
         .sort((x, y) => y.score - x.score);
     }
 
-    const top = ranked.slice(0, options.limit);
-    // Only a reranker lifts a chunk that no leg ranked high enough to bring its metadata along.
-    const incomplete = top.filter((entry) => entry.row.metadata === undefined);
-    const reread = await this.repository.chunks(
-      incomplete.map((entry) => entry.chunkSeq),
-      deadline,
-    );
-    return top.flatMap((entry) => {
-      const row = entry.row.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
-      if (!row) return []; // deleted since it was ranked
+    const top = await this.withRows(ranked.slice(0, options.limit), deadline);
+    return top.map((entry) => {
+      const { row } = entry;
       const result: SearchResultDto = {
         chunk_id: row.id,
         content: row.content,
         score: round(entry.score),
-        metadata: row.metadata ?? {},
+        metadata: row.metadata,
         document_id: row.documentId,
       };
       if (options.explain) {
@@ -253,7 +255,28 @@ export class SearchService {
           });
         if (entry.rerank !== undefined) result.rerank_score = round(entry.rerank);
       }
-      return [result];
+      return result;
+    });
+  }
+
+  /**
+   * The entries with their rows and their documents' metadata, in order. Each leg reads the rows of
+   * the hits that can be shown (see `shown`); a chunk that both legs ranked below them can still
+   * rank among the first in the fusion, and its row, or its metadata, is read here. A chunk deleted
+   * since it was ranked is left out.
+   */
+  private async withRows<T extends Fused>(
+    entries: T[],
+    deadline?: AbortSignal,
+  ): Promise<(T & { row: CompleteRow })[]> {
+    const incomplete = entries.filter((entry) => entry.row?.metadata === undefined);
+    const reread = await this.repository.chunks(
+      incomplete.map((entry) => entry.chunkSeq),
+      deadline,
+    );
+    return entries.flatMap((entry) => {
+      const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
+      return row?.metadata ? [{ ...entry, row: { ...row, metadata: row.metadata } }] : [];
     });
   }
 
