@@ -137,6 +137,22 @@ describe('rankBm25', () => {
     expect(rankBm25([], 10, 100, parameters, 10)).toEqual({ ranked: [], matched: 0 });
   });
 
+  it('forgets the previous call’s scores when it reuses their array', () => {
+    // Chunks numbered close together: both calls add up scores in the same array, over ranges that overlap.
+    for (const [seed, dfs] of [
+      [3, [3000, 900]],
+      [4, [2500, 60, 7]],
+      [5, [2000]],
+    ] as const) {
+      const terms = corpus(seed, [...dfs], 1);
+      const expected = reference(terms, 9000, 9000 * 30);
+      const { ranked, matched } = rankBm25(terms, 9000, 9000 * 30, parameters, 1_000_000);
+      expect(matched).toBe(expected.size);
+      for (const { chunk, score } of ranked)
+        expect(Math.abs(score - expected.get(chunk)!)).toBeLessThan(1e-9);
+    }
+  });
+
   it('keeps chunk seqs beyond 2^32 apart', () => {
     const term = postings([
       [2 ** 33 + 1, 1, 10],
