@@ -5,7 +5,7 @@ import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { addDocument, createDataset } from './utils/documents.js';
-import { startTestApp, type TestApp } from './utils/test-app.js';
+import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
 
 /**
@@ -16,13 +16,14 @@ import { until } from './utils/until.js';
  */
 describe('Keyword leg across concurrent writes', () => {
   let t: TestApp;
+  let key: CreatedKey;
   let pool: pg.Pool;
   let datasetSeq: string;
   const bm25 = { k1: 1.2, b: 0.75 };
 
   beforeAll(async () => {
     t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
-    const key = await t.createApiKey();
+    key = await t.createApiKey();
     const datasetId = await createDataset(t.http, key);
     for (const content of [
       'Mitochondria produce energy for the cell.',
@@ -141,6 +142,42 @@ describe('Keyword leg across concurrent writes', () => {
     expect(best.map(({ row }) => row)).toEqual([all[0].row, undefined, undefined]);
     expect(all.every(({ row }) => row?.metadata !== undefined)).toBe(true);
   });
+
+  it('keeps the rank of a hit deleted before its row is read, without the row', async () => {
+    // A dataset of its own, deleted at the end: the warm-up below counts every dataset's postings.
+    const datasetId = await createDataset(t.http, key);
+    try {
+      await deletedBeforeItsRow(datasetId);
+    } finally {
+      await t.http.delete(`/v1/datasets/${datasetId}`).set(bearer(key)).expect(204);
+    }
+  });
+
+  async function deletedBeforeItsRow(datasetId: string) {
+    for (const content of ['The cell divides.', 'A cell inside another cell.', 'Cells, cells and cells.']) {
+      await addDocument(t.http, key, datasetId, { content });
+    }
+    const [{ seq }] = (
+      await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [datasetId])
+    ).rows;
+    const quiet = await repository().repository.keyword(seq, 'english', 'cell', {}, 5, 5, bm25);
+    expect(quiet).toHaveLength(3);
+    // The best hit's document is deleted after the terms and their postings are read, before the rows.
+    const deleted = quiet[0].row!.documentId;
+    const raced = repository({
+      statement: 3,
+      run: () => t.http.delete(`/v1/datasets/${datasetId}/documents/${deleted}`).set(bearer(key)).expect(204),
+    });
+    const hits = await raced.repository.keyword(seq, 'english', 'cell', {}, 5, 5, bm25);
+    expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+      quiet.map(({ chunkSeq, score }) => [chunkSeq, score]),
+    );
+    expect(hits.map(({ row }) => row?.content)).toEqual([
+      undefined,
+      quiet[1].row!.content,
+      quiet[2].row!.content,
+    ]);
+  }
 
   it('walks the HNSW index or scans the rows by what each costs, counting the index from the datasets', async () => {
     // The dataset's chunks stand for 1,600 of three dimensions; its vectors are those of the test above.

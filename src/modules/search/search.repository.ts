@@ -125,8 +125,9 @@ export function scansExactly(
 /**
  * The SQL of both legs of search, on the search pool (see `SearchPool`). The statements a search
  * still runs at its deadline are cancelled in the database rather than left running after the client
- * has been answered (see `reader`). Only chunks of `ready` documents are ever returned, and each hit
- * comes with the chunk's row, so that showing the results reads nothing more.
+ * has been answered (see `reader`). Only chunks of `ready` documents are ever returned, and the
+ * hits that can be shown come with their chunks' rows, so that showing the results usually reads
+ * nothing more.
  */
 @Injectable()
 export class SearchRepository {
@@ -211,9 +212,10 @@ export class SearchRepository {
    * the filter are checked in the snapshot the ranking came from.
    *
    * Without a filter, only the best `shown` hits come with their rows: a hit of this leg alone
-   * ranked below the results shown is never shown (as in `semantic`), and one that the vector leg
-   * found too comes with that leg's row. Reading the other rows cost a hybrid search about 1.3 ms,
-   * as they were read while the query was embedded, on the same two cores (docs/benchmarks.md).
+   * ranked below the results shown is never shown (as in `semantic`), and the rows of those that can
+   * be are read after the fusion (see `SearchService`). Reading all the rows cost a hybrid search
+   * 0.5-0.8 ms, as they were read while the query was embedded, on the same two cores
+   * (docs/benchmarks.md).
    */
   async keyword(
     datasetSeq: string,
@@ -252,14 +254,13 @@ export class SearchRepository {
       ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
       deadline,
     );
-    // A chunk deleted since the ranking's snapshot has no row left: it is not shown. (Below `shown`,
-    // a deleted chunk keeps its rank, and is left out when the results are read; see SearchService.)
-    return ranked.flatMap(({ chunk, score }, rank) => {
-      const chunkSeq = String(chunk);
-      if (rank >= shown) return [{ chunkSeq, score }];
-      const row = rows.get(chunkSeq);
-      return row ? [{ chunkSeq, score, row }] : [];
-    });
+    // The ranking is the snapshot's: a chunk deleted since keeps its rank, without a row, and is
+    // left out when the results are read (see SearchService).
+    return ranked.map(({ chunk, score }) => ({
+      chunkSeq: String(chunk),
+      score,
+      row: rows.get(String(chunk)),
+    }));
   }
 
   /**
@@ -423,8 +424,9 @@ export class SearchRepository {
    * ready (see `keyword`).
    *
    * Only the best `shown` hits carry their document's metadata. A hit below that can still be shown
-   * when the keyword leg ranked it too (fusion adds the two), and the keyword leg's rows have it. A hit
-   * of this leg alone cannot: each of the hits above it scores more in the fusion than it does.
+   * when the keyword leg ranked it too (fusion adds the two); its metadata is then read after the
+   * fusion, unless the keyword leg's row has it. A hit of this leg alone cannot: each of the hits
+   * above it scores more in the fusion than it does.
    */
   async semantic(
     dataset: { seq: string; chunks: number; dimensions: number },

@@ -35,7 +35,7 @@ export interface PreparedSearch {
 
 type CompleteRow = ChunkRow & { metadata: Record<string, unknown> };
 
-interface Fused {
+export interface Fused {
   chunkSeq: string;
   /** The chunk's row, from whichever leg read it: a row with its document's metadata if any did. */
   row?: ChunkRow;
@@ -66,6 +66,32 @@ export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused 
   return [...fused.values()]
     .map((entry) => ({ ...entry, score: best > 0 ? entry.rrf / best : 0 }))
     .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq));
+}
+
+/**
+ * The first `count` of the ranked entries whose chunks still exist, with their rows and their
+ * documents' metadata, in order. Each leg brings the rows of the hits that can be shown (see
+ * `SearchService.search`); a chunk that both legs ranked below them can still come first in the
+ * fusion, and its row is read here with `read`, as is that of a chunk whose row its leg found
+ * deleted. A chunk deleted since it was ranked is left out, and the next entries take its place.
+ */
+export async function withRows<T extends Fused>(
+  ranked: T[],
+  count: number,
+  read: (chunkSeqs: string[]) => Promise<Map<string, ChunkRow>>,
+): Promise<(T & { row: CompleteRow })[]> {
+  const complete: (T & { row: CompleteRow })[] = [];
+  for (let next = 0; complete.length < count && next < ranked.length;) {
+    const round = ranked.slice(next, next + count - complete.length);
+    next += round.length;
+    const missing = round.filter((entry) => entry.row?.metadata === undefined);
+    const reread = missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map();
+    for (const entry of round) {
+      const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
+      if (row) complete.push({ ...entry, row: { ...row, metadata: row.metadata ?? {} } });
+    }
+  }
+  return complete;
 }
 
 @Injectable()
@@ -215,12 +241,10 @@ export class SearchService {
         : undefined,
     ]);
     let ranked = fuse({ semantic, keyword });
+    const read = (seqs: string[]) => this.repository.chunks(seqs, deadline);
 
     if (reranker) {
-      const pool = await this.withRows(
-        ranked.slice(0, Math.max(options.limit, this.config.rerank.candidates)),
-        deadline,
-      );
+      const pool = await withRows(ranked, Math.max(options.limit, this.config.rerank.candidates), read);
       const probabilities = await reranker
         .score(
           query,
@@ -232,7 +256,7 @@ export class SearchService {
         .sort((x, y) => y.score - x.score);
     }
 
-    const top = await this.withRows(ranked.slice(0, options.limit), deadline);
+    const top = await withRows(ranked, options.limit, read);
     return top.map((entry) => {
       const { row } = entry;
       const result: SearchResultDto = {
@@ -256,27 +280,6 @@ export class SearchService {
         if (entry.rerank !== undefined) result.rerank_score = round(entry.rerank);
       }
       return result;
-    });
-  }
-
-  /**
-   * The entries with their rows and their documents' metadata, in order. Each leg reads the rows of
-   * the hits that can be shown (see `shown`); a chunk that both legs ranked below them can still
-   * rank among the first in the fusion, and its row, or its metadata, is read here. A chunk deleted
-   * since it was ranked is left out.
-   */
-  private async withRows<T extends Fused>(
-    entries: T[],
-    deadline?: AbortSignal,
-  ): Promise<(T & { row: CompleteRow })[]> {
-    const incomplete = entries.filter((entry) => entry.row?.metadata === undefined);
-    const reread = await this.repository.chunks(
-      incomplete.map((entry) => entry.chunkSeq),
-      deadline,
-    );
-    return entries.flatMap((entry) => {
-      const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
-      return row?.metadata ? [{ ...entry, row: { ...row, metadata: row.metadata } }] : [];
     });
   }
 
