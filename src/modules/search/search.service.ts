@@ -85,7 +85,8 @@ export async function withRows<T extends Fused>(
     const round = ranked.slice(next, next + count - complete.length);
     next += round.length;
     const missing = round.filter((entry) => entry.row?.metadata === undefined);
-    const reread = missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map();
+    const reread =
+      missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map<string, ChunkRow>();
     for (const entry of round) {
       const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
       if (row) complete.push({ ...entry, row: { ...row, metadata: row.metadata ?? {} } });
