@@ -2,14 +2,7 @@ import http from 'node:http';
 import { addDocument, createDataset } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, type TestApp, startTestApp } from './utils/test-app.js';
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { until } from './utils/until.js';
 
 /** The first 503 the server answers to GET /health, asked again until it does. */
 async function firstRefusal(app: TestApp, timeoutMs = 1_000) {
@@ -64,13 +57,13 @@ describe('Shutdown', () => {
     });
     abandoned.on('error', () => undefined);
     abandoned.end(JSON.stringify({ dataset_id: datasetId, query: 'abandoned search' }));
-    await until(() => openai.inputs.includes('abandoned search'));
+    await until(() => openai.inputs.includes('abandoned search'), 5_000);
     const abandonedEmbeddingStarted = Date.now();
     abandoned.destroy();
     // And one whose client waits, embedded sooner (0.3 s).
     openai.delayMs = 300;
     const underWay = search(app, key, datasetId, 'graceful shutdown');
-    await until(() => openai.inputs.includes('graceful shutdown'));
+    await until(() => openai.inputs.includes('graceful shutdown'), 5_000);
     const exited = app.terminate();
 
     // While it waits for those searches, the server refuses new requests, in the error body, and
@@ -97,7 +90,7 @@ describe('Shutdown', () => {
     const stuck = search(app, key, datasetId, 'a search that outlives the grace time').catch(
       (error: unknown) => error,
     );
-    await until(() => openai.inputs.includes('a search that outlives the grace time'));
+    await until(() => openai.inputs.includes('a search that outlives the grace time'), 5_000);
     const started = Date.now();
     // terminate() sends SIGKILL after 5 s: an exit by SIGTERM means the shutdown itself ended.
     expect(await app.terminate()).toEqual({ code: null, signal: 'SIGTERM' });
