@@ -154,8 +154,7 @@ export class SearchRepository {
    */
   private reader(deadline?: AbortSignal): Read {
     return async <T>(text: string, values?: unknown[]) => {
-      const client = await this.connect(deadline);
-      const cancelled = this.cancelOnAbort(client, deadline);
+      const { client, release } = await this.checkout(deadline);
       let failed = false;
       try {
         return (await client.query(text, values)).rows as T[];
@@ -164,42 +163,39 @@ export class SearchRepository {
         throw timeoutOr(error, this.timeoutMs);
       } finally {
         // As pg's own pool.query does, a connection whose statement failed is not reused.
-        client.release(cancelled() || failed);
+        release(failed);
       }
     };
   }
 
   /**
-   * A connection of the search pool, unless the deadline has passed by the time there is one (the
-   * pool is full exactly when searches run long): then nothing more of the search starts.
+   * A connection of the search pool, watched by `deadline`: when it aborts, the connection's statement
+   * is cancelled in PostgreSQL. Nothing more of the search starts once the deadline has passed, even
+   * on a connection that only came free after it (the pool is full exactly when searches run long).
+   * `release` stops watching and gives the connection back; one whose statement failed (`failed`) or
+   * was cancelled is closed rather than reused, as the cancellation may still be on its way (see
+   * `SearchPool.cancel`).
    */
-  private async connect(deadline?: AbortSignal): Promise<pg.PoolClient> {
+  private async checkout(
+    deadline?: AbortSignal,
+  ): Promise<{ client: pg.PoolClient; release: (failed: boolean) => void }> {
     deadline?.throwIfAborted();
     const client = await this.pool.connect();
     if (deadline?.aborted) {
       client.release();
       deadline.throwIfAborted();
     }
-    return client;
-  }
-
-  /**
-   * Cancels the connection's statement in PostgreSQL if `deadline` aborts. The returned function stops
-   * watching and says whether it did cancel: such a connection is closed rather than reused, as the
-   * cancellation may still be on its way (see `SearchPool.cancel`).
-   */
-  private cancelOnAbort(client: pg.PoolClient, deadline?: AbortSignal): () => boolean {
-    if (!deadline) return () => false;
     let cancelled = false;
     const cancel = () => {
       cancelled = true;
       this.search.cancel(client);
     };
-    deadline.addEventListener('abort', cancel, { once: true });
-    return () => {
-      deadline.removeEventListener('abort', cancel);
-      return cancelled;
+    deadline?.addEventListener('abort', cancel, { once: true });
+    const release = (failed: boolean) => {
+      deadline?.removeEventListener('abort', cancel);
+      client.release(cancelled || failed);
     };
+    return { client, release };
   }
 
   /**
@@ -256,11 +252,10 @@ export class SearchRepository {
     );
     // The ranking is the snapshot's: a chunk deleted since keeps its rank, without a row, and is
     // left out when the results are read (see SearchService).
-    return ranked.map(({ chunk, score }) => ({
-      chunkSeq: String(chunk),
-      score,
-      row: rows.get(String(chunk)),
-    }));
+    return ranked.map(({ chunk, score }) => {
+      const chunkSeq = String(chunk);
+      return { chunkSeq, score, row: rows.get(chunkSeq) };
+    });
   }
 
   /**
@@ -539,11 +534,9 @@ export class SearchRepository {
     work: (read: Read) => Promise<T>,
     { deadline, settings = {} }: { deadline?: AbortSignal; settings?: Record<string, number> },
   ): Promise<T> {
-    const client = await this.connect(deadline);
-    const cancelled = this.cancelOnAbort(client, deadline);
     // A connection whose statement was cancelled, or that cannot even end its transaction, is closed
     // rather than handed to the next search.
-    const release = (failed: boolean) => client.release(cancelled() || failed);
+    const { client, release } = await this.checkout(deadline);
     const read: Read = async <R>(text: string, values?: unknown[]) => {
       deadline?.throwIfAborted();
       return (await client.query(text, values)).rows as R[];
