@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import type { AppConfig } from 'src/config/app-config.js';
 import { ApiKeyCache } from 'src/modules/auth/api-key-cache.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+import { until } from './utils/until.js';
 
 const LISTENER = 'dataset-search/api-key-cache';
 
@@ -78,7 +79,7 @@ describe('API keys kept in memory', () => {
     try {
       const key = { secretHash: Buffer.alloc(32), accountId: 'acc_1', lastUsedAt: null };
       expect(cache.get('key_a')).toBeUndefined(); // starts the listener
-      for (let i = 0; i < 250 && !cache.active; i++) await new Promise((r) => setTimeout(r, 20));
+      await until(() => cache.active, 5_000);
       expect(cache.active).toBe(true);
 
       const before = cache.begin();

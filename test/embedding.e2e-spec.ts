@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { addDocument, createDataset } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, runUntilExit, startTestApp } from './utils/test-app.js';
+import { until } from './utils/until.js';
 
 describe('Embedding providers', () => {
   let openai: FakeOpenAI;
@@ -103,8 +104,7 @@ describe('Embedding providers', () => {
           .query('SELECT embedding_model, reembedding FROM datasets WHERE id = $1', [datasetId])
           .then((r) => r.rows[0] as { embedding_model: string | null; reembedding: boolean });
       // (The provider's start-up probe comes first; wait for the chunks themselves.)
-      while (!openai.inputs.slice(asked).some((text) => text.startsWith('First indexed')))
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => openai.inputs.slice(asked).some((text) => text.startsWith('First indexed')));
       // Mid-run: out of vector search, and no model recorded before every vector is written.
       expect(await state()).toEqual({ embedding_model: null, reembedding: true });
       const result = await running;
