@@ -89,17 +89,15 @@ function timeoutOr(error: unknown, timeoutMs: number): unknown {
 }
 
 /**
- * How many more ranked chunks the keyword leg checks against a filter, when `passed` of the `checked`
- * best passed it and `limit` are wanted: the missing ones at the share seen so far, half as many
- * again for the share's uncertainty (so that one more round is rarely needed), and never fewer than
- * `limit`. When none passed, four times as many as were checked. Each chunk checked is a row read,
- * often from disk: checking a fixed four times more each round read hundreds more than needed.
+ * How many ranked chunks the keyword leg hands the filter check at first, per result it wants: the
+ * check stops at the `limit`-th chunk that passes (see `firstPassing`), so a longer list costs only
+ * its ranking and its size on the wire, while a list too short for the filter costs another round
+ * trip and another ranking. Sixteen per result covers a filter that passes one chunk in ten with room
+ * to spare.
  */
-export function nextRound(limit: number, passed: number, checked: number): number {
-  if (passed === 0) return 4 * checked;
-  const estimate = Math.ceil((1.5 * (limit - passed) * checked) / passed);
-  return Math.min(Math.max(limit, estimate), 16 * checked);
-}
+export const CHECKED_PER_RESULT = 16;
+/** How much deeper the keyword leg ranks each time the chunks ranked so far held too few that pass. */
+const RANK_GROWTH = 8;
 
 /**
  * Whether the vector leg scans the dataset's rows exactly rather than walk the HNSW index of its
@@ -374,10 +372,10 @@ export class SearchRepository {
 
   /**
    * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`, with
-   * their rows. The first round checks twice `limit`; when the filter leaves too few of them, the next
-   * round checks as many more as the share that passed so far says the missing ones need (see
-   * `nextRound`), until `limit` pass or none are left. Each round ranks again (in memory, a
-   * millisecond or two) rather than keep every score between rounds.
+   * their rows. One statement checks the ranked chunks in rank order and stops at the `limit`-th that
+   * passes, so it reads the rows the answer needs and no more, in one round trip. Only when the
+   * chunks ranked so far hold too few that pass does the leg rank deeper (`RANK_GROWTH` times) and
+   * check the chunks it had not, until `limit` pass or no ranked chunk is left.
    */
   private async firstPassing(
     read: Read,
@@ -387,10 +385,11 @@ export class SearchRepository {
   ): Promise<LegHit[]> {
     const hits: LegHit[] = [];
     let checked = 0;
-    let next = 2 * limit;
-    while (hits.length < limit) {
-      const { ranked, matched } = rank(checked + next);
+    for (let depth = CHECKED_PER_RESULT * limit; hits.length < limit; depth *= RANK_GROWTH) {
+      const { ranked, matched } = rank(depth);
       const round = ranked.slice(checked);
+      // The rows come in rank order (the ordinality is the function scan's order), so the statement
+      // stops after the last row wanted, whatever the length of the list.
       const passing = await read<ChunkRow>(
         `SELECT ${CHUNK_COLUMNS}, d.metadata
            FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
@@ -403,9 +402,8 @@ export class SearchRepository {
       );
       const scores = new Map(round.map(({ chunk, score }) => [String(chunk), score]));
       hits.push(...passing.map((row) => ({ chunkSeq: row.seq, score: scores.get(row.seq)!, row })));
-      checked += round.length;
+      checked = ranked.length;
       if (checked >= matched) break;
-      next = nextRound(limit, hits.length, checked);
     }
     return hits;
   }
