@@ -95,7 +95,7 @@ function timeoutOr(error: unknown, timeoutMs: number): unknown {
  * trip and another ranking. Sixteen per result covers a filter that passes one chunk in ten with room
  * to spare.
  */
-export const CHECKED_PER_RESULT = 16;
+const CHECKED_PER_RESULT = 16;
 /** How much deeper the keyword leg ranks each time the chunks ranked so far held too few that pass. */
 const RANK_GROWTH = 8;
 
@@ -388,8 +388,10 @@ export class SearchRepository {
     for (let depth = CHECKED_PER_RESULT * limit; hits.length < limit; depth *= RANK_GROWTH) {
       const { ranked, matched } = rank(depth);
       const round = ranked.slice(checked);
-      // The rows come in rank order (the ordinality is the function scan's order), so the statement
-      // stops after the last row wanted, whatever the length of the list.
+      // The rows come in rank order (PostgreSQL knows the function scan's order is the ordinality's),
+      // so the statement stops after the last row wanted, whatever the length of the list. For a
+      // filter it expects to pass few, the planner may start instead from the documents that pass,
+      // found through their index, and join their chunks to the list.
       const passing = await read<ChunkRow>(
         `SELECT ${CHUNK_COLUMNS}, d.metadata
            FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
