@@ -143,6 +143,18 @@ describe('Keyword leg across concurrent writes', () => {
     expect(all.every(({ row }) => row?.metadata !== undefined)).toBe(true);
   });
 
+  it('scores the hits that pass a filter as the ranking scored them', async () => {
+    const { repository: legs } = repository();
+    const ranked = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    // A filter every document passes: the hits come from the filter's check, in rank order.
+    const filters = { kind: { $exists: false } };
+    const checked = await legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, 5, bm25);
+    expect(checked.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+      ranked.map(({ chunkSeq, score }) => [chunkSeq, score]),
+    );
+    expect(checked.every(({ row }) => row?.metadata !== undefined)).toBe(true);
+  });
+
   it('keeps the rank of a hit deleted before its row is read, without the row', async () => {
     // A dataset of its own, deleted at the end: the warm-up below counts every dataset's postings.
     const datasetId = await createDataset(t.http, key);

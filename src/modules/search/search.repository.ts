@@ -392,8 +392,8 @@ export class SearchRepository {
       // so the statement stops after the last row wanted, whatever the length of the list. For a
       // filter it expects to pass few, the planner may start instead from the documents that pass,
       // found through their index, and join their chunks to the list.
-      const passing = await read<ChunkRow>(
-        `SELECT ${CHUNK_COLUMNS}, d.metadata
+      const passing = await read<ChunkRow & { rank: number }>(
+        `SELECT ${CHUNK_COLUMNS}, d.metadata, r.rank::int4 AS rank
            FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
            JOIN chunks c ON c.seq = r.seq
            JOIN documents d ON d.id = c.document_id
@@ -402,8 +402,10 @@ export class SearchRepository {
           LIMIT $2`,
         [round.map(({ chunk }) => chunk), limit - hits.length, ...filter.params],
       );
-      const scores = new Map(round.map(({ chunk, score }) => [String(chunk), score]));
-      hits.push(...passing.map((row) => ({ chunkSeq: row.seq, score: scores.get(row.seq)!, row })));
+      // Each row's place in the list it was checked in (from 1) gives its score.
+      for (const { rank, ...row } of passing) {
+        hits.push({ chunkSeq: row.seq, score: round[rank - 1].score, row });
+      }
       checked = ranked.length;
       if (checked >= matched) break;
     }
