@@ -7,6 +7,7 @@ import { AppModule } from 'src/app.module.js';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
+import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { rejectDeepBodies } from 'src/common/validation/json-depth.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
@@ -35,6 +36,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
   app.use(rejectDeepBodies);
+  app.use(deferBodyErrors);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(new AppValidationPipe());
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {

@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { EventsModule } from 'src/common/events/domain-events.js';
-import { ContentTypeInterceptor } from 'src/common/http/content-type.interceptor.js';
+import { RequestBodyInterceptor } from 'src/common/http/request-body.interceptor.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { IdempotencyModule } from 'src/common/idempotency/idempotency.module.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
@@ -44,7 +44,7 @@ export class AppModule {
         DocumentsModule,
         SearchModule,
       ],
-      providers: [InFlightRequests, { provide: APP_INTERCEPTOR, useClass: ContentTypeInterceptor }],
+      providers: [InFlightRequests, { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor }],
     };
   }
 }

@@ -45,6 +45,28 @@ describe('Errors and transport', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('counts a refused body against the caller and answers it with the X-RateLimit headers', async () => {
+    const deep = `{"name": ${'['.repeat(40)}${']'.repeat(40)}}`;
+    const refused = [
+      () => post().set('Content-Type', 'application/json').send('{"name": ').expect(400),
+      () => post().set('Content-Type', 'application/json').send(deep).expect(400),
+      () =>
+        post()
+          .send({ name: 'x'.repeat(3000) })
+          .expect(413),
+      () => post().set('Content-Type', 'application/json; charset=latin1').send('{}').expect(415),
+    ];
+    const remaining: number[] = [];
+    for (const send of refused) {
+      const response = await send();
+      expect(response.headers['x-ratelimit-limit']).toBe('1000');
+      expect(response.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+      remaining.push(Number(response.headers['x-ratelimit-remaining']));
+    }
+    const first = remaining[0];
+    expect(remaining).toEqual([first, first - 1, first - 2, first - 3]);
+  });
+
   it('answers 404 not_found for an unknown route or method', async () => {
     const unknown = await t.http.get('/v1/nothing-here').expect(404);
     expect(unknown.body).toEqual({

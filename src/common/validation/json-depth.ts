@@ -13,12 +13,14 @@ export function deeperThan(value: unknown, max: number): boolean {
 
 /**
  * Refuses absurdly nested JSON right after parsing, before anything recurses through the body
- * (request fingerprints, transformation, validation) and could overflow the stack.
+ * (request fingerprints, transformation, validation) and could overflow the stack. The refusal is
+ * raised after the guards, as the body parser's are (see `deferBodyErrors`).
  */
 export function rejectDeepBodies(request: Request, _response: Response, next: NextFunction): void {
   if (deeperThan(request.body, MAX_BODY_DEPTH)) {
     const issue = `must not nest more than ${MAX_BODY_DEPTH} levels deep`;
-    return next(CommonErrors.validation([{ field: 'body', issue }]));
+    request.body = undefined;
+    request.bodyError = CommonErrors.validation([{ field: 'body', issue }]);
   }
   next();
 }

@@ -24,7 +24,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { Accepts } from 'src/common/http/content-type.interceptor.js';
+import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
