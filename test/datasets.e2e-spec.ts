@@ -103,9 +103,50 @@ describe('Datasets API', () => {
       ['a key starting with $', { $or: 1 }],
       ['a null value', { a: null }],
       ['a string with U+0000', { a: 'nul\u0000byte' }],
+      ['a string with an unpaired surrogate', { a: 'half \ud83d' }],
+      ['a key with an unpaired surrogate', { '\udc00': 1 }],
     ])('answers 400 invalid_metadata for metadata that is %s', async (_case, metadata) => {
       const response = await create({ name: `Bad metadata ${_case}`, metadata }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
+    });
+
+    it('answers 400 invalid_metadata for a number beyond double precision rather than store it as null', async () => {
+      const response = await t.http
+        .post('/v1/datasets')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send('{"name": "Huge number", "metadata": {"a": {"b": 1e400}}}')
+        .expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
+    });
+
+    it('keeps metadata keys named like members of Object.prototype, on create and on merge', async () => {
+      const created = await create({
+        name: 'Prototype keys',
+        metadata: { toString: 't', valueOf: 'v' },
+      }).expect(201);
+      expect(created.body.metadata).toEqual({ toString: 't', valueOf: 'v' });
+      const merged = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ metadata: { hasOwnProperty: 'h', toString: null } })
+        .expect(200);
+      expect(merged.body.metadata).toEqual({ valueOf: 'v', hasOwnProperty: 'h' });
+    });
+
+    it.each([
+      ['{"constructor": "c"}', 'metadata.constructor'],
+      ['{"a": {"__proto__": {"polluted": true}}}', 'metadata.a.__proto__'],
+      ['{"a": [{"prototype": 1}]}', 'metadata.a[0].prototype'],
+    ])('answers 400 for the reserved key in %s, rather than drop it', async (metadata, field) => {
+      const response = await t.http
+        .post('/v1/datasets')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send(`{"name": "Reserved key", "metadata": ${metadata}}`)
+        .expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
+      expect(response.body.details.issue).toMatch(/^is a reserved name/);
     });
 
     it('answers 400, not a crash, for a body nested 10,000 levels deep', async () => {

@@ -297,6 +297,11 @@ describe('Keyword search (BM25)', () => {
     ['semantic mode without embeddings', { query: 'cell', mode: 'semantic' }, 'semantic_unavailable'],
     ['an unknown field', { query: 'cell', extra: 1 }, 'validation_error'],
     ['a query with U+0000', { query: 'cell\u0000' }, 'validation_error'],
+    ['a whitespace-only query', { query: ' \t\n ' }, 'validation_error'],
+    ['limit as a string', { query: 'cell', limit: '5' }, 'validation_error'],
+    ['limit as a boolean', { query: 'cell', limit: true }, 'validation_error'],
+    ['an unknown field named constructor', { query: 'cell', constructor: 1 }, 'validation_error'],
+    ['an unknown field named toString', { query: 'cell', toString: 'x' }, 'validation_error'],
   ])('answers 400 for %s with %s', async (_case, body, code) => {
     expect((await query(body).expect(400)).body.code).toBe(code);
   });
@@ -340,6 +345,7 @@ describe('Keyword search (BM25)', () => {
       ['11 queries', { queries: Array(11).fill('cell') }, 'too_many_queries'],
       ['no queries', { queries: [] }, 'validation_error'],
       ['an empty query', { queries: ['ok', ''] }, 'validation_error'],
+      ['a whitespace-only query', { queries: ['ok', '  '] }, 'validation_error'],
       ['a 1,001-character query', { queries: ['ok', 'y'.repeat(1001)] }, 'query_too_long'],
       ['queries that is not a list', { queries: 'cell' }, 'validation_error'],
     ])('answers 400 for %s with %s', async (_case, body, code) => {
@@ -376,6 +382,8 @@ describe('Filters', () => {
         tags: i % 2 === 0 ? ['even', 'setup'] : ['odd'],
         year: 2000 + i,
         ...(i % 10 === 0 ? { reviewed: true } : {}),
+        // Keys that class-transformer would leave out of a copied object.
+        ...(i === 0 ? { toString: 'yes', valueOf: 'v' } : {}),
       },
     }));
     await ingest(t, key, datasetId, docs);
@@ -416,10 +424,52 @@ describe('Filters', () => {
     [{ $where: 'true' }, '$where'],
     [{ category: { nested: 1 } }, 'category'],
     [{ year: { $in: Array.from({ length: 101 }, (_, i) => i) } }, 'year'],
+    [{ category: null }, 'category'],
+    [{ category: { $ne: null } }, 'category'],
+    [{ category: '\ud800' }, 'category'],
+    [{ category: { $in: ['common', '\udfff'] } }, 'category'],
+    [{ year: { $gt: 'x\u0000' } }, 'year'],
+    [{ '\ud800': 'x' }, 'filters'],
   ])('answers 400 invalid_filter naming the field for %j', async (filters, field) => {
     const response = await search(filters).expect(400);
     expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
   });
+
+  it('answers 400 invalid_filter for a number beyond double precision, which JSON.parse makes Infinity', async () => {
+    const response = await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .send(`{"dataset_id": "${datasetId}", "query": "guide", "filters": {"year": {"$lt": 1e400}}}`)
+      .expect(400);
+    expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field: 'year' } });
+  });
+
+  it('filters on fields named like members of Object.prototype', async () => {
+    expect(numbers((await search({ valueOf: 'v' }).expect(200)).body.results as Result[])).toEqual([0]);
+    expect(numbers((await search({ valueOf: 'w' }).expect(200)).body.results as Result[])).toEqual([]);
+    const exists = await search({ toString: { $exists: true } }).expect(200);
+    expect(numbers(exists.body.results as Result[])).toEqual([0]);
+    const either = await search({ $or: [{ hasOwnProperty: 'x' }, { category: 'rare' }] }).expect(200);
+    expect(numbers(either.body.results as Result[])).toEqual([54, 55, 56, 57, 58, 59]);
+  });
+
+  it.each([
+    ['{"constructor": "c"}', 'filters.constructor'],
+    ['{"$or": [{"__proto__": "x"}, {"category": "rare"}]}', 'filters.$or[0].__proto__'],
+    ['{"prototype": 1}', 'filters.prototype'],
+  ])(
+    'answers 400 for the reserved field name in %s, rather than drop the condition',
+    async (filters, field) => {
+      const response = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send(`{"dataset_id": "${datasetId}", "query": "guide", "filters": ${filters}}`)
+        .expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
+    },
+  );
 
   it('compares numbers only with numbers: a number filter on a text field matches nothing, without error', async () => {
     const response = await search({ category: { $gt: 5 } }).expect(200);
@@ -678,6 +728,14 @@ describe('Hybrid search with controlled vectors', () => {
       .set(bearer(key))
       .send({ dataset_id: datasetId, query: QUERY, explain: true, limit: 5, ...body });
 
+  it('answers a dataset with nothing indexed yet with no results in every mode', async () => {
+    const empty = await createDataset(t.http, key);
+    for (const mode of ['semantic', 'hybrid', 'keyword']) {
+      const response = await search({ dataset_id: empty, mode }).expect(200);
+      expect(response.body.results).toEqual([]);
+    }
+  });
+
   it('ranks first the chunk that each leg alone ranks second', async () => {
     const keyword = (await search({ mode: 'keyword' }).expect(200)).body.results as Result[];
     const semantic = (await search({ mode: 'semantic' }).expect(200)).body.results as Result[];
@@ -823,51 +881,83 @@ describe.each([
   });
 });
 
-describe('Reranking', () => {
-  it('reranks with a Cohere-compatible API: its order and probabilities decide', async () => {
-    let server: Server | undefined;
-    const port = await new Promise<number>((resolve) => {
-      server = createServer((request, response) => {
-        let body = '';
-        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        request.on('end', () => {
-          const { documents } = JSON.parse(body) as { documents: string[] };
-          // Prefers the shortest passage: the opposite of what BM25 does here.
-          const results = documents.map((d, index) => ({ index, relevance_score: 1 / (1 + d.length / 10) }));
-          response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ results }));
-        });
-      }).listen(0, '127.0.0.1', () => resolve((server!.address() as { port: number }).port));
+describe('Reranking through a Cohere-compatible API', () => {
+  type Answer = (documents: string[]) => unknown[];
+  // Prefers the shortest passage: the opposite of what BM25 does here.
+  const preferShort: Answer = (documents) =>
+    documents.map((d, index) => ({ index, relevance_score: 1 / (1 + d.length / 10) }));
+  let answer = preferShort;
+  let server: Server;
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const { documents } = JSON.parse(body) as { documents: string[] };
+        response
+          .writeHead(200, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ results: answer(documents) }));
+      });
     });
-    const t = await startTestApp({
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t = await startTestApp({
       EMBEDDING_PROVIDER: 'none',
       RERANK_PROVIDER: 'http',
-      RERANK_BASE_URL: `http://127.0.0.1:${port}`,
+      RERANK_BASE_URL: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     });
-    try {
-      const key = await t.createApiKey();
-      const datasetId = await createDataset(t.http, key);
-      await ingest(t, key, datasetId, [
-        { content: 'cell cell cell energy in a long sentence about cells' },
-        { content: 'cell' },
-      ]);
-      const response = await t.http
-        .post('/v1/mcp/query')
-        .set(bearer(key))
-        .send({ dataset_id: datasetId, query: 'cell', rerank: true, explain: true })
-        .expect(200);
-      const results = response.body.results as Result[];
-      expect(results.map((r) => r.content)).toEqual([
-        'cell',
-        'cell cell cell energy in a long sentence about cells',
-      ]);
-      expect(results[0].score).toBeCloseTo(1 / 1.4, 5);
-      expect(results[0].rerank_score).toBe(results[0].score);
-    } finally {
-      await t.close();
-      server?.close();
-    }
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    await ingest(t, key, datasetId, [
+      { content: 'cell cell cell energy in a long sentence about cells' },
+      { content: 'cell' },
+    ]);
+  });
+  afterEach(() => {
+    answer = preferShort;
+  });
+  afterAll(async () => {
+    await t.close();
+    server.close();
   });
 
+  const rerank = () =>
+    t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, query: 'cell', rerank: true, explain: true });
+
+  it('reranks: its order and probabilities decide', async () => {
+    const results = (await rerank().expect(200)).body.results as Result[];
+    expect(results.map((r) => r.content)).toEqual([
+      'cell',
+      'cell cell cell energy in a long sentence about cells',
+    ]);
+    expect(results[0].score).toBeCloseTo(1 / 1.4, 5);
+    expect(results[0].rerank_score).toBe(results[0].score);
+  });
+
+  it.each<[string, Answer]>([
+    ['a relevance above 1', (documents) => documents.map((_, index) => ({ index, relevance_score: 7.5 }))],
+    ['a negative relevance', (documents) => documents.map((_, index) => ({ index, relevance_score: -1.5 }))],
+    ['no relevance', (documents) => documents.map((_, index) => ({ index }))],
+    ['a passage left out', (documents) => preferShort(documents).slice(1)],
+    ['a passage scored twice', (documents) => documents.map(() => ({ index: 0, relevance_score: 0.5 }))],
+    [
+      'an unknown passage',
+      (documents) => documents.map((_, index) => ({ index: index + 1, relevance_score: 0.5 })),
+    ],
+  ])('answers 502 rerank_failed, not scores outside 0..1, for an answer with %s', async (_case, bad) => {
+    answer = bad;
+    const response = await rerank().expect(502);
+    expect(response.body.code).toBe('rerank_failed');
+  });
+});
+
+describe('Reranking in process', () => {
   it('refuses to start when the configured reranker cannot be loaded', async () => {
     const { code, output } = await runUntilExit({
       EMBEDDING_PROVIDER: 'none',

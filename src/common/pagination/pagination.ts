@@ -1,20 +1,29 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 
 export const PAGE_SIZE = { default: 20, max: 100 } as const;
 
+/**
+ * A query-string integer: decimal digits only, so that `0x10`, `1e1` or ` 3 ` stay strings and fail
+ * `IsInt`, where `Number()` would have read them as numbers.
+ */
+const QueryInt = () =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
+  );
+
 /** `limit` and `offset` of every list endpoint. */
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
-  @Type(() => Number)
+  @QueryInt()
   @Max(PAGE_SIZE.max, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @IsInt({ message: 'must be an integer' })
   limit: number = PAGE_SIZE.default;
 
   @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @Type(() => Number)
+  @QueryInt()
   @Max(2_147_483_647, { message: 'is too large' })
   @Min(0, { message: 'must be 0 or more' })
   @IsInt({ message: 'must be an integer' })

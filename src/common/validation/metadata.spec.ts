@@ -14,8 +14,18 @@ describe('metadataIssue', () => {
     [{ a: null }, 'key "a" must not be null'],
     [{ a: { b: { c: { d: { e: { f: 1 } } } } } }, 'must be nested at most 5 levels deep'],
     [{ a: [[[[[1]]]]] }, 'must be nested at most 5 levels deep'],
+    [{ a: 'nul\u0000' }, 'must not contain the character U+0000'],
+    [{ 'k\u0000': 1 }, 'must not contain the character U+0000'],
+    [{ a: ['\ud800'] }, 'must not contain unpaired UTF-16 surrogates'],
+    [{ a: { '\udfff': 1 } }, 'must not contain unpaired UTF-16 surrogates'],
+    [{ a: [1, Infinity] }, 'must not hold numbers beyond ±1.8e308'],
+    [JSON.parse('{"a": {"constructor": 1}}'), 'must not use the reserved key "constructor"'],
   ])('refuses %j: %s', (value, issue) => {
     expect(metadataIssue(value)).toBe(issue);
+  });
+
+  it('accepts characters outside the BMP, whose surrogates come in pairs', () => {
+    expect(metadataIssue({ emoji: '😀 ok', '𝄞': 'clef' })).toBeNull();
   });
 
   it('allows null values where a PATCH removes keys', () => {
@@ -44,5 +54,13 @@ describe('mergeMetadata', () => {
       add: 2,
     });
     expect(current).toEqual({ keep: 1, change: 'old', drop: true });
+  });
+
+  it('keeps a key named __proto__ as a key, rather than setting the prototype', () => {
+    const patch = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    const merged = mergeMetadata({ a: 1 }, patch);
+    expect(Object.keys(merged)).toEqual(['a', '__proto__']);
+    expect(JSON.stringify(merged)).toBe('{"a":1,"__proto__":{"polluted":true}}');
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
   });
 });

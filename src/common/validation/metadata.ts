@@ -1,21 +1,12 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { deeperThan } from 'src/common/validation/json-depth.js';
+import { jsonValueIssue } from 'src/common/validation/json-value.js';
 
 /** Limits on the free-form `metadata` object of datasets and documents. */
 export const METADATA_LIMITS = { maxKeys: 64, maxBytes: 16 * 1024, maxDepth: 5, maxKeyLength: 256 } as const;
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** PostgreSQL's jsonb cannot store U+0000, in keys or in strings. */
-function containsNul(value: unknown): boolean {
-  let found = false;
-  JSON.stringify(value, (key: string, child: unknown) => {
-    if (key.includes('\u0000') || (typeof child === 'string' && child.includes('\u0000'))) found = true;
-    return child;
-  });
-  return found;
 }
 
 /**
@@ -39,8 +30,7 @@ export function metadataIssue(value: unknown, allowNullValues = false): string |
   if (Buffer.byteLength(JSON.stringify(value)) > METADATA_LIMITS.maxBytes) {
     return `must be at most ${METADATA_LIMITS.maxBytes} bytes as JSON`;
   }
-  if (containsNul(value)) return 'must not contain the character U+0000';
-  return null;
+  return jsonValueIssue(value);
 }
 
 /** Property decorator: a valid metadata object; failures are reported as 400 invalid_metadata. */
@@ -62,12 +52,16 @@ export function IsMetadata(
   };
 }
 
-/** Applies a PATCH to metadata: keys in `patch` replace, keys set to null are removed. */
+/**
+ * Applies a PATCH to metadata: keys in `patch` replace, keys set to null are removed. Built with
+ * `Object.fromEntries`, which defines every key as a property of its own: assigning a key named
+ * `__proto__` would set the object's prototype instead, and the key would be lost.
+ */
 export function mergeMetadata(current: Record<string, unknown>, patch: Record<string, unknown>) {
-  const merged: Record<string, unknown> = { ...current };
+  const merged = new Map(Object.entries(current));
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
+    if (value === null) merged.delete(key);
+    else merged.set(key, value);
   }
-  return merged;
+  return Object.fromEntries(merged) as Record<string, unknown>;
 }

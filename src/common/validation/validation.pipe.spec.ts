@@ -54,4 +54,42 @@ describe('AppValidationPipe', () => {
       details: { field: 'limit', issue: 'must be an integer' },
     });
   });
+
+  it.each(['0x10', '1e1', ' 3 ', ''])(
+    'reads only decimal digits as a query-string integer, not %j',
+    async (limit) => {
+      const error = await errorOf(
+        pipe.transform({ limit }, { type: 'query', metatype: ListDatasetsQueryDto }),
+      );
+      expect(error.details).toMatchObject({ field: 'limit' });
+    },
+  );
+
+  it.each(['toString', 'hasOwnProperty'])(
+    'refuses an unknown field named %s, which class-transformer would leave out unseen',
+    async (field) => {
+      const error = await errorOf(body({ name: 'Docs', [field]: 1 }));
+      expect(error).toMatchObject({
+        code: 'validation_error',
+        details: { field, issue: 'is not a known field' },
+      });
+    },
+  );
+
+  it.each([
+    ['{"name": "Docs", "__proto__": 1}', '__proto__'],
+    ['{"name": "Docs", "metadata": {"a": {"constructor": 1}}}', 'metadata.a.constructor'],
+    ['{"name": "Docs", "metadata": {"tags": [{"prototype": 1}]}}', 'metadata.tags[0].prototype'],
+  ])('refuses %s, whose reserved key Nest would delete silently', async (json, field) => {
+    const error = await errorOf(body(JSON.parse(json)));
+    expect(error).toMatchObject({ code: 'validation_error', details: { field } });
+  });
+
+  it('keeps free-form metadata as sent, keys named like Object.prototype members included', async () => {
+    const metadata = { toString: 't', valueOf: 1 };
+    expect(((await body({ name: 'Docs', metadata })) as CreateDatasetDto).metadata).toEqual({
+      toString: 't',
+      valueOf: 1,
+    });
+  });
 });

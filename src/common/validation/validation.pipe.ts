@@ -1,6 +1,8 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
+import { Transform } from 'class-transformer';
 import type { ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue } from 'src/common/errors/app-error.js';
+import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
 
 /** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
 export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue & { code?: string })[] {
@@ -13,6 +15,23 @@ export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue
     }));
     return [...own, ...fieldIssues(error.children ?? [], field)];
   });
+}
+
+/**
+ * Keeps a free-form JSON field (metadata, filters) exactly as the client sent it. When class-transformer
+ * copies a plain object it leaves out keys named like a member of `Object.prototype` (`toString`,
+ * `valueOf`, ...): a filter on such a field would silently be no filter, and such metadata keys would
+ * be lost.
+ */
+export const AsSent = () =>
+  Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => obj[key]);
+
+/**
+ * Keys of a DTO's input that class-transformer would leave out (see `AsSent`) before the whitelist
+ * sees them: without this check they would be ignored rather than refused as unknown fields.
+ */
+function droppedKeys(value: object, metatype: { prototype: unknown }): string[] {
+  return Object.keys(value).filter((key) => key in (metatype.prototype as object));
 }
 
 /**
@@ -35,15 +54,36 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body' && metadata.metatype && !isBuiltin(metadata.metatype)) {
+    const dto = metadata.metatype && !isBuiltin(metadata.metatype) ? metadata.metatype : undefined;
+    if (metadata.type === 'body' && dto) {
       // A POST or PATCH without a body is validated as an empty object, so that it gets field errors.
       if (value === undefined) value = {};
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
       }
     }
+    if ((metadata.type === 'body' || metadata.type === 'query') && dto && isObject(value)) {
+      // Nest would delete these keys silently, wherever they are (see RESERVED_KEYS).
+      const reserved = reservedKeyPath(value);
+      if (reserved) {
+        throw CommonErrors.validation([
+          {
+            field: reserved,
+            issue: `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`,
+          },
+        ]);
+      }
+      const dropped = droppedKeys(value, dto);
+      if (dropped.length > 0) {
+        throw CommonErrors.validation(dropped.map((field) => ({ field, issue: 'is not a known field' })));
+      }
+    }
     return super.transform(value, metadata);
   }
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
 
 function isBuiltin(type: unknown): boolean {

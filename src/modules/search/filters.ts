@@ -1,3 +1,4 @@
+import { stringIssue } from 'src/common/validation/json-value.js';
 import { isPlainObject } from 'src/common/validation/metadata.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 
@@ -10,7 +11,7 @@ import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js
  * `$or` over lists of filters. Comparisons order numbers as numbers and strings as strings (ISO dates
  * compare correctly); a value of another type does not match.
  */
-export type FilterValue = string | number | boolean | null;
+export type FilterValue = string | number | boolean;
 
 export interface CompiledFilter {
   /** A boolean SQL expression over `d.metadata`; `TRUE` when there is no filter. */
@@ -44,8 +45,8 @@ class FilterCompiler {
     const parts = Object.entries(filter).map(([key, condition]) => {
       if (key === '$and' || key === '$or') return this.logical(key, condition, nesting + 1);
       if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
-      if (key.includes('\u0000'))
-        throw SearchErrors.invalidFilter('filters', 'field names must not contain U+0000');
+      const issue = stringIssue(key);
+      if (issue) throw SearchErrors.invalidFilter('filters', `field names ${issue}`);
       this.fields++;
       return this.field(key, condition);
     });
@@ -108,23 +109,38 @@ class FilterCompiler {
   }
 
   private compare(field: string, operator: string, value: unknown): string {
+    if (typeof value !== 'number' && typeof value !== 'string')
+      throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
     const key = this.bind(field);
+    const bound = this.bind(checkValue(field, value));
     if (typeof value === 'number') {
       // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
-      return `(CASE WHEN jsonb_typeof(d.metadata -> ${key}) = 'number' THEN (d.metadata ->> ${key})::numeric ${operator} ${this.bind(value)}::numeric ELSE false END)`;
+      return `(CASE WHEN jsonb_typeof(d.metadata -> ${key}) = 'number' THEN (d.metadata ->> ${key})::numeric ${operator} ${bound}::numeric ELSE false END)`;
     }
-    if (typeof value === 'string') {
-      return `(jsonb_typeof(d.metadata -> ${key}) = 'string' AND (d.metadata ->> ${key}) ${operator} ${this.bind(value)}::text COLLATE "C")`;
-    }
-    throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
+    return `(jsonb_typeof(d.metadata -> ${key}) = 'string' AND (d.metadata ->> ${key}) ${operator} ${bound}::text COLLATE "C")`;
   }
 }
 
+/**
+ * A value to compare with. Not null: metadata holds no null value (a PATCH setting a key to null
+ * removes it), so `{"field": null}` could never match; `$exists` asks whether a field is there.
+ */
 function scalar(field: string, value: unknown): FilterValue {
-  if (typeof value === 'string' && value.includes('\u0000'))
-    throw SearchErrors.invalidFilter(field, 'values must not contain U+0000');
-  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return value as FilterValue;
-  throw SearchErrors.invalidFilter(field, 'values must be strings, numbers, booleans or null');
+  if (typeof value === 'string' || typeof value === 'number') return checkValue(field, value);
+  if (typeof value === 'boolean') return value;
+  throw SearchErrors.invalidFilter(
+    field,
+    'values must be strings, numbers or booleans ($exists tests whether a field is present)',
+  );
+}
+
+/** Refuses what PostgreSQL cannot compare as sent (see `stringIssue`), and numbers beyond double precision. */
+function checkValue<T extends string | number>(field: string, value: T): T {
+  if (typeof value === 'number' && !Number.isFinite(value))
+    throw SearchErrors.invalidFilter(field, 'numbers must be within ±1.8e308');
+  const issue = typeof value === 'string' ? stringIssue(value) : null;
+  if (issue) throw SearchErrors.invalidFilter(field, `values ${issue}`);
+  return value;
 }
 
 /** Longest $in / $nin list: each value becomes two bound parameters. */

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { stringIssue } from 'src/common/validation/json-value.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
@@ -185,10 +186,8 @@ export class SearchService {
   private queryIssue(query: string, field: string): AppError | null {
     const characters = [...query].length;
     if (characters > SEARCH_LIMITS.queryCharacters) return SearchErrors.queryTooLong(field, characters);
-    if (query.includes('\u0000'))
-      return CommonErrors.validation([{ field, issue: 'must not contain U+0000' }]);
-    if (characters === 0) return CommonErrors.validation([{ field, issue: 'must not be empty' }]);
-    return null;
+    const issue = stringIssue(query) ?? (query.trim() === '' ? 'must not be empty or whitespace only' : null);
+    return issue ? CommonErrors.validation([{ field, issue }]) : null;
   }
 
   /**
@@ -296,7 +295,11 @@ export class SearchService {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
     if (dataset.reembedding) return 'the dataset is being re-embedded';
-    if (dataset.embeddingModel === null) return 'the dataset has no embeddings yet';
+    if (dataset.embeddingModel === null) {
+      // Nothing indexed yet (its documents may still be processing): nothing to find, as in the other
+      // modes, rather than an error. Chunks without a model were indexed keyword-only.
+      return dataset.chunkCount === '0' ? null : 'the dataset has no embeddings yet';
+    }
     if (dataset.embeddingModel !== provider.model || dataset.embeddingDimensions !== provider.dimensions) {
       return `the dataset was embedded with ${dataset.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
     }

@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
+import { AsSent } from 'src/common/validation/validation.pipe.js';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 const NAME_RULE = { context: { code: 'invalid_name' } };
@@ -77,6 +78,7 @@ export class CreateDatasetDto {
   is_public?: boolean;
 
   @ApiPropertyOptional(METADATA_DOC)
+  @AsSent()
   @ValidateIf((_, value) => value !== undefined)
   @IsMetadata()
   metadata?: Record<string, unknown>;
@@ -116,6 +118,7 @@ export class UpdateDatasetDto {
     description: 'Merged into the existing metadata, key by key; a key set to null is removed',
     example: { team: 'docs', obsolete_key: null },
   })
+  @AsSent()
   @ValidateIf((_, value) => value !== undefined)
   @IsMetadata({ allowNullValues: true })
   metadata?: Record<string, unknown>;

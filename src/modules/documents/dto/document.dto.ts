@@ -3,6 +3,7 @@ import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
+import { AsSent } from 'src/common/validation/validation.pipe.js';
 
 const METADATA_DOC = {
   type: 'object',
@@ -24,6 +25,7 @@ export class UploadTextDocumentDto {
   content!: string;
 
   @ApiPropertyOptional(METADATA_DOC)
+  @AsSent()
   @ValidateIf((_, value) => value !== undefined)
   @IsMetadata()
   metadata?: Record<string, unknown>;

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   Allow,
   IsArray,
@@ -14,6 +13,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
+import { AsSent } from 'src/common/validation/validation.pipe.js';
 
 export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -38,7 +38,6 @@ class SearchOptionsDto {
     maximum: SEARCH_LIMITS.results.max,
     default: SEARCH_LIMITS.results.default,
   })
-  @Type(() => Number)
   @Max(SEARCH_LIMITS.results.max, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
   @Min(1, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
   @IsInt({ message: 'must be an integer' })
@@ -53,6 +52,7 @@ class SearchOptionsDto {
   rerank: boolean = false;
 
   @ApiPropertyOptional(FILTERS_DOC)
+  @AsSent()
   @Allow() // checked by the filter compiler, which reports invalid_filter / too_many_filters
   filters?: Record<string, unknown>;
 

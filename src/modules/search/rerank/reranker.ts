@@ -78,9 +78,33 @@ export class HttpReranker implements Reranker {
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     if (!response.ok) throw new Error(`rerank API answered ${response.status}`);
-    const body = (await response.json()) as { results: { index: number; relevance_score: number }[] };
-    const scores = new Array<number>(passages.length).fill(0);
-    for (const result of body.results) scores[result.index] = result.relevance_score;
-    return scores;
+    return scoresOf(await response.json(), passages.length);
   }
+}
+
+/**
+ * The scores of a rerank API's answer, in the passages' order. The answer must score every passage
+ * once, each with a relevance in 0..1 (the score it becomes is one); anything else fails the rerank
+ * (502 rerank_failed) rather than give a passage 0, or a score outside the contract's range.
+ */
+function scoresOf(body: unknown, count: number): number[] {
+  const results = (body as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results) || results.length !== count)
+    throw new Error(
+      `rerank API scored ${Array.isArray(results) ? results.length : 'no'} of ${count} passages`,
+    );
+  const scores = new Array<number | undefined>(count);
+  for (const result of results as unknown[]) {
+    const { index, relevance_score: score } = (result ?? {}) as {
+      index?: unknown;
+      relevance_score?: unknown;
+    };
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count)
+      throw new Error(`rerank API answered an unknown passage index ${String(index)}`);
+    if (scores[index] !== undefined) throw new Error(`rerank API scored passage ${index} twice`);
+    if (typeof score !== 'number' || !(score >= 0 && score <= 1))
+      throw new Error(`rerank API answered relevance ${String(score)} for passage ${index}, not 0..1`);
+    scores[index] = score;
+  }
+  return scores as number[];
 }

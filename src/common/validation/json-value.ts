@@ -1,0 +1,58 @@
+/** A UTF-16 surrogate without its other half: not a character, and not valid in UTF-8. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why a string cannot be stored in PostgreSQL as sent, or null when it can: `text` and `jsonb` hold
+ * no U+0000, and `jsonb` refuses the `\uD800`-style escape that `JSON.stringify` writes for a lone
+ * surrogate (where a `text` parameter would silently get U+FFFD instead).
+ */
+export function stringIssue(value: string): string | null {
+  if (value.includes('\u0000')) return 'must not contain the character U+0000';
+  if (LONE_SURROGATE.test(value)) return 'must not contain unpaired UTF-16 surrogates';
+  return null;
+}
+
+/**
+ * Keys that JavaScript code can mistake for an object's own machinery: assigned to an object,
+ * `__proto__` replaces its prototype, and a `constructor` that is not a function crashes
+ * class-transformer. Nest's validation pipe deletes them silently; `AppValidationPipe` refuses a
+ * request that holds one anywhere (`reservedKeyPath`), so that nothing a client sent is lost unseen.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The path of the first reserved key in a parsed JSON value (`metadata.a[0].constructor`), or null. */
+export function reservedKeyPath(value: unknown, path = ''): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    if (!Array.isArray(value) && RESERVED_KEYS.has(key)) return childPath;
+    const found = reservedKeyPath(child, childPath);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Why an object key is refused, or null. */
+export function keyIssue(key: string): string | null {
+  if (RESERVED_KEYS.has(key)) return `must not use the reserved key "${key}"`;
+  return stringIssue(key);
+}
+
+/**
+ * Why a parsed JSON value cannot be stored as `jsonb` as it was sent, or null when it can: its keys
+ * as in `keyIssue`, its strings as in `stringIssue`, and no number beyond double precision (`1e400`
+ * parses as Infinity, which `JSON.stringify` would silently turn into null). Never recurses deeper
+ * than the value nests: callers bound the depth first.
+ */
+export function jsonValueIssue(value: unknown): string | null {
+  if (typeof value === 'string') return stringIssue(value);
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? null : 'must not hold numbers beyond ±1.8e308';
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const issue = (Array.isArray(value) ? null : keyIssue(key)) ?? jsonValueIssue(child);
+    if (issue) return issue;
+  }
+  return null;
+}
