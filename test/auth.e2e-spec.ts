@@ -133,14 +133,19 @@ describe('Rate limits per authentication tier', () => {
 
   it('counts each API key request and sets the X-RateLimit headers, then answers 429 with retry_after', async () => {
     const started = Math.floor(Date.now() / 1000);
+    const resets = new Set<string>();
     for (let i = 1; i <= 4; i++) {
+      // Spread over more than a second: the window's end must not move as the clock does.
+      if (i > 1) await new Promise((resolve) => setTimeout(resolve, 350));
       const response = await t.http.get('/v1/datasets').set(bearer(key)).expect(200);
       expect(response.headers['x-ratelimit-limit']).toBe('4');
       expect(response.headers['x-ratelimit-remaining']).toBe(String(4 - i));
       const reset = Number(response.headers['x-ratelimit-reset']);
       expect(reset).toBeGreaterThanOrEqual(started + 599);
       expect(reset).toBeLessThanOrEqual(started + 602);
+      resets.add(response.headers['x-ratelimit-reset']);
     }
+    expect(resets.size).toBe(1);
     const limited = await t.http.get('/v1/datasets').set(bearer(key)).expect(429);
     expect(limited.body).toEqual({
       error: expect.any(String),

@@ -44,6 +44,8 @@ describe('Datasets API', () => {
       ['only spaces', '   ', 'must be 1-200 characters after trimming'],
       ['201 characters', 'x'.repeat(201), 'must be 1-200 characters after trimming'],
       ['not a string', 42, 'must be a string'],
+      ['holding U+0000', 'a\u0000b', 'must not contain the character U+0000'],
+      ['holding an unpaired surrogate', 'a\ud800b', 'must not contain unpaired UTF-16 surrogates'],
     ])('answers 400 invalid_name for a name that is %s', async (_case, name, issue) => {
       const response = await create({ name }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', issue } });
@@ -74,6 +76,18 @@ describe('Datasets API', () => {
           { field: 'is_public', issue: 'must be a boolean' },
         ]),
       );
+    });
+
+    it('answers 400 validation_error for a description holding U+0000, on create and on update', async () => {
+      const response = await create({ name: 'Nul description', description: 'a\u0000b' }).expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'description' } });
+      const created = await create({ name: 'Nul description' }).expect(201);
+      const patched = await t.http
+        .patch(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ description: 'a\u0000b' })
+        .expect(400);
+      expect(patched.body).toMatchObject({ code: 'validation_error', details: { field: 'description' } });
     });
 
     it('refuses unknown body fields with 400 validation_error', async () => {

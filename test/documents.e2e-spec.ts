@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Test } from 'supertest';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 
@@ -98,6 +99,16 @@ describe('Documents API', () => {
     await uploadText('x'.repeat(1_000_000)).expect(201);
   });
 
+  it('reads a text of over 1,000,000 characters however its JSON escapes them (12 MB as \\uXXXX pairs)', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .send(`{"content": "${'\\ud83d\\ude00'.repeat(1_000_001)}"}`)
+      .expect(413);
+    expect(response.body.code).toBe('content_too_large');
+  });
+
   it.each([
     ['empty', ''],
     ['only white space', '  \n\t '],
@@ -153,6 +164,38 @@ describe('Documents API', () => {
     const response = await t.http.post(documents()).set(bearer(key)).field('metadata', '{}').expect(400);
     expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'file' } });
   });
+
+  it.each([
+    [
+      'a file under another field name',
+      (r: Test) => r.attach('document', Buffer.from('x'), 'a.txt'),
+      'document',
+    ],
+    [
+      'two files',
+      (r: Test) => r.attach('file', Buffer.from('x'), 'a.txt').attach('file', Buffer.from('y'), 'b.txt'),
+      'file',
+    ],
+    [
+      'metadata over 64 KB',
+      (r: Test) => r.attach('file', Buffer.from('x'), 'a.txt').field('metadata', 'x'.repeat(70_000)),
+      'metadata',
+    ],
+    [
+      'a body cut short',
+      (r: Test) =>
+        r
+          .set('Content-Type', 'multipart/form-data; boundary=XX')
+          .send('--XX\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc'),
+      'body',
+    ],
+  ])(
+    'answers 400 validation_error naming the part for a multipart body with %s',
+    async (_case, build, field) => {
+      const response = await build(t.http.post(documents()).set(bearer(key))).expect(400);
+      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
+    },
+  );
 
   it('answers 422 document_limit_reached when the dataset holds 10,000 documents', async () => {
     const full = await createDataset(t.http, key);
@@ -313,17 +356,41 @@ describe('Documents API', () => {
   });
 
   it('replays a multipart upload with the same Idempotency-Key and refuses another file with it', async () => {
-    const upload = (content: string) =>
+    const upload = (content: string, name = 'once.txt') =>
       t.http
         .post(documents())
         .set(bearer(key))
         .set('Idempotency-Key', 'upload-once')
-        .attach('file', Buffer.from(content), 'once.txt');
+        .attach('file', Buffer.from(content), name);
     const first = await upload('the same bytes').expect(201);
     const second = await upload('the same bytes').expect(201);
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.body.document_id).toBe(first.body.document_id);
     expect((await upload('other bytes').expect(422)).body.code).toBe('idempotency_key_reused');
+    const renamed = await upload('the same bytes', 'other.md').expect(422);
+    expect(renamed.body.code).toBe('idempotency_key_reused');
+  });
+
+  it('keeps a UTF-8 filename sent as raw bytes, as browsers send it', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from('Un résumé.'), 'résumé.txt')
+      .expect(201);
+    expect(response.body.filename).toBe('résumé.txt');
+  });
+
+  it.each([
+    ['U+0000', "filename*=UTF-8''a%00b.txt"],
+    ['256 characters', `filename="${'n'.repeat(252)}.txt"`],
+  ])('answers 400 validation_error for a filename with %s', async (_case, filename) => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .set('Content-Type', 'multipart/form-data; boundary=XX')
+      .send(`--XX\r\nContent-Disposition: form-data; name="file"; ${filename}\r\n\r\ntext\r\n--XX--\r\n`)
+      .expect(400);
+    expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'file' } });
   });
 
   it('lets anonymous callers read the documents of a public dataset, and nothing else', async () => {

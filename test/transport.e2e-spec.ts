@@ -67,6 +67,11 @@ describe('Errors and transport', () => {
     expect(remaining).toEqual([first, first - 1, first - 2, first - 3]);
   });
 
+  it('answers 400 validation_error for a path that cannot be decoded', async () => {
+    const response = await t.http.get('/v1/datasets/%E0%A4%A').set(bearer(key)).expect(400);
+    expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'path' } });
+  });
+
   it('answers 404 not_found for an unknown route or method', async () => {
     const unknown = await t.http.get('/v1/nothing-here').expect(404);
     expect(unknown.body).toEqual({

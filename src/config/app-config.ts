@@ -254,7 +254,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     apiKeyCacheSeconds: read.int('API_KEY_CACHE_SECONDS', 60, 0, 3_600),
     idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
-    jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    // 1,000,000 characters of content, each written as a \uXXXX surrogate pair (12 bytes), plus metadata.
+    jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: read.int('SHUTDOWN_GRACE_SECONDS', 20, 0, 600) * 1000,
     migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),
     embedding: {

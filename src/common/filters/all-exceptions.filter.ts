@@ -77,6 +77,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
           );
       }
     }
+    // Express could not decode a path parameter (`/v1/datasets/%E0%A4%A`).
+    if (cause instanceof URIError) {
+      return CommonErrors.validation([{ field: 'path', issue: 'holds a malformed percent-encoding' }]);
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) return CommonErrors.notFound(request.method, request.path);

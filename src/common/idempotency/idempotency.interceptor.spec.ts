@@ -1,8 +1,13 @@
 import type { Request } from 'express';
 import { canonicalJson, requestFingerprint } from 'src/common/idempotency/idempotency.interceptor.js';
 
-const fakeRequest = (body: unknown, url = '/v1/datasets', file?: Buffer) =>
-  ({ method: 'POST', originalUrl: url, body, file: file && { buffer: file } }) as unknown as Request;
+const fakeRequest = (body: unknown, url = '/v1/datasets', file?: Buffer, originalname = 'a.txt') =>
+  ({
+    method: 'POST',
+    originalUrl: url,
+    body,
+    file: file && { buffer: file, originalname },
+  }) as unknown as Request;
 
 describe('canonicalJson', () => {
   it('sorts object keys at every level and keeps array order', () => {
@@ -22,5 +27,12 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint(fakeRequest({ a: 2 }))).not.toEqual(base);
     expect(requestFingerprint(fakeRequest({ a: 1 }, '/v1/other'))).not.toEqual(base);
     expect(requestFingerprint(fakeRequest({ a: 1 }, '/v1/datasets', Buffer.from('x')))).not.toEqual(base);
+  });
+
+  it("differs by the uploaded file's name, which decides its filename and type", () => {
+    const upload = (name: string) =>
+      requestFingerprint(fakeRequest({}, '/v1/upload', Buffer.from('x'), name));
+    expect(upload('one.txt')).toEqual(upload('one.txt'));
+    expect(upload('other.md')).not.toEqual(upload('one.txt'));
   });
 });

@@ -39,12 +39,15 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** What identifies "the same request": method, path, body, and the bytes of an uploaded file. */
+/**
+ * What identifies "the same request": method, path, body, and an uploaded file's name and bytes (the
+ * name decides the stored filename and, with the bytes, the document's type).
+ */
 export function requestFingerprint(request: Request): Buffer {
   const hash = createHash('sha256').update(`${request.method} ${request.originalUrl}\n`);
   hash.update(canonicalJson(request.body ?? null));
-  const file = (request as Request & { file?: { buffer?: Buffer } }).file;
-  if (file?.buffer) hash.update('\n').update(file.buffer);
+  const file = (request as Request & { file?: { originalname?: string; buffer?: Buffer } }).file;
+  if (file?.buffer) hash.update(`\n${JSON.stringify(file.originalname ?? null)}\n`).update(file.buffer);
   return hash.digest();
 }
 

@@ -1,3 +1,5 @@
+import { registerDecorator, type ValidationOptions } from 'class-validator';
+
 /** A UTF-16 surrogate without its other half: not a character, and not valid in UTF-8. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -10,6 +12,25 @@ export function stringIssue(value: string): string | null {
   if (value.includes('\u0000')) return 'must not contain the character U+0000';
   if (LONE_SURROGATE.test(value)) return 'must not contain unpaired UTF-16 surrogates';
   return null;
+}
+
+/**
+ * Property decorator: a string PostgreSQL can store as sent (`stringIssue`). Other types pass, for
+ * the type's own rule to refuse.
+ */
+export function IsStorableText(validationOptions?: ValidationOptions) {
+  return (target: object, propertyName: string) => {
+    registerDecorator({
+      name: 'isStorableText',
+      target: target.constructor,
+      propertyName,
+      options: validationOptions,
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || stringIssue(value) === null,
+        defaultMessage: (args) => stringIssue(String(args?.value)) ?? 'is invalid',
+      },
+    });
+  };
 }
 
 /**

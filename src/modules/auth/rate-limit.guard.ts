@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { rateLimitTracker } from 'src/modules/auth/rate-limits.js';
+import type { WindowRecord } from 'src/modules/auth/redis-throttler.storage.js';
 
 /**
  * Second global guard: runs after authentication, so the limit is the caller's tier's. Sets
@@ -44,7 +45,9 @@ export class RateLimitGuard extends ThrottlerGuard {
 
     response.setHeader('X-RateLimit-Limit', String(limit));
     response.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - record.totalHits)));
-    response.setHeader('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + record.timeToExpire));
+    const resetAt =
+      (record as Partial<WindowRecord>).resetAt ?? Math.ceil(Date.now() / 1000) + record.timeToExpire;
+    response.setHeader('X-RateLimit-Reset', String(resetAt));
     if (record.isBlocked) throw CommonErrors.rateLimited(Math.max(1, record.timeToExpire));
     return true;
   }

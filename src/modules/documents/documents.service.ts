@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { DomainEvents } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
+import { stringIssue } from 'src/common/validation/json-value.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
@@ -19,6 +21,17 @@ export interface NewUpload {
   content: Buffer;
   type: DetectedType;
   metadata: Record<string, unknown>;
+}
+
+/** The longest file name kept, in characters: what common file systems allow. */
+const FILENAME_MAX_CHARACTERS = 255;
+
+function filenameIssue(filename: string): string | null {
+  const characters = [...filename].length;
+  if (characters === 0 || characters > FILENAME_MAX_CHARACTERS) {
+    return `must be 1-${FILENAME_MAX_CHARACTERS} characters`;
+  }
+  return stringIssue(filename);
 }
 
 @Injectable()
@@ -50,6 +63,8 @@ export class DocumentsService {
     content: Buffer,
     metadata: Record<string, unknown> = {},
   ): Promise<NewUpload> {
+    const issue = filenameIssue(filename);
+    if (issue) throw CommonErrors.validation([{ field: 'file', issue: `its name ${issue}` }]);
     const detection = await detectFileType(filename, content);
     if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason);
     return { filename, content, type: detection.type, metadata };

@@ -1,4 +1,5 @@
 import {
+  BadRequestException,
   type CallHandler,
   type ExecutionContext,
   Injectable,
@@ -8,13 +9,19 @@ import {
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
+import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
 
+/** The largest text field (`metadata`, whose own limit is 16 KB as JSON). */
+const FIELD_BYTES = 64 * 1024;
 /** Room for the multipart framing and the metadata field around a file of the largest allowed size. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
 const MulterFile = FileInterceptor('file', {
-  limits: { fileSize: DOCUMENT_LIMITS.fileBytes, files: 1, fields: 4, fieldSize: 64 * 1024, parts: 6 },
+  limits: { fileSize: DOCUMENT_LIMITS.fileBytes, files: 1, fields: 4, fieldSize: FIELD_BYTES, parts: 6 },
+  // Browsers and curl send a filename's UTF-8 bytes as they are (RFC 7578), without `filename*`;
+  // read as latin1, multer's default, `résumé.txt` would be stored as `rÃ©sumÃ©.txt`.
+  defParamCharset: 'utf8',
 });
 
 /**
@@ -35,7 +42,35 @@ export class UploadInterceptor implements NestInterceptor {
       return await this.multer.intercept(context, next);
     } catch (error) {
       if (error instanceof PayloadTooLargeException) throw DocumentErrors.fileTooLarge();
+      if (error instanceof BadRequestException) throw malformedUpload(error.cause);
       throw error;
     }
+  }
+}
+
+/** A multipart body multer refused, as the contract's validation error naming the part at fault. */
+function malformedUpload(cause: unknown): AppError {
+  const { code = '', field, message } = (cause ?? {}) as { code?: string; field?: string; message?: string };
+  switch (code) {
+    case 'LIMIT_UNEXPECTED_FILE':
+      return CommonErrors.validation([
+        { field: field ?? 'body', issue: 'is not a file field: send the file as `file`' },
+      ]);
+    case 'LIMIT_FILE_COUNT':
+      return CommonErrors.validation([{ field: 'file', issue: 'takes one file per upload' }]);
+    case 'LIMIT_FIELD_VALUE':
+      return CommonErrors.validation([
+        { field: field ?? 'body', issue: `must be at most ${FIELD_BYTES / 1024} KB` },
+      ]);
+    case 'LIMIT_PART_COUNT':
+    case 'LIMIT_FIELD_COUNT':
+    case 'LIMIT_FIELD_KEY':
+      return CommonErrors.validation([
+        { field: 'body', issue: 'holds more than the parts `file` and `metadata`' },
+      ]);
+    default:
+      return CommonErrors.validation([
+        { field: 'body', issue: `is not well-formed multipart/form-data (${message ?? 'unreadable'})` },
+      ]);
   }
 }
