@@ -152,16 +152,19 @@ describe('Datasets API', () => {
       ['{"constructor": "c"}', 'metadata.constructor'],
       ['{"a": {"__proto__": {"polluted": true}}}', 'metadata.a.__proto__'],
       ['{"a": [{"prototype": 1}]}', 'metadata.a[0].prototype'],
-    ])('answers 400 for the reserved key in %s, rather than drop it', async (metadata, field) => {
-      const response = await t.http
-        .post('/v1/datasets')
-        .set(bearer(key))
-        .set('Content-Type', 'application/json')
-        .send(`{"name": "Reserved key", "metadata": ${metadata}}`)
-        .expect(400);
-      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
-      expect(response.body.details.issue).toMatch(/^is a reserved name/);
-    });
+    ])(
+      'answers 400 invalid_metadata for the reserved key in %s, rather than drop it',
+      async (metadata, field) => {
+        const response = await t.http
+          .post('/v1/datasets')
+          .set(bearer(key))
+          .set('Content-Type', 'application/json')
+          .send(`{"name": "Reserved key", "metadata": ${metadata}}`)
+          .expect(400);
+        expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field } });
+        expect(response.body.details.issue).toMatch(/^is a reserved name/);
+      },
+    );
 
     it('answers 400, not a crash, for a body nested 10,000 levels deep', async () => {
       const response = await t.http

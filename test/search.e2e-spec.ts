@@ -459,7 +459,7 @@ describe('Filters', () => {
     ['{"$or": [{"__proto__": "x"}, {"category": "rare"}]}', 'filters.$or[0].__proto__'],
     ['{"prototype": 1}', 'filters.prototype'],
   ])(
-    'answers 400 for the reserved field name in %s, rather than drop the condition',
+    'answers 400 invalid_filter for the reserved field name in %s, rather than drop the condition',
     async (filters, field) => {
       const response = await t.http
         .post('/v1/mcp/query')
@@ -467,7 +467,7 @@ describe('Filters', () => {
         .set('Content-Type', 'application/json')
         .send(`{"dataset_id": "${datasetId}", "query": "guide", "filters": ${filters}}`)
         .expect(400);
-      expect(response.body).toMatchObject({ code: 'validation_error', details: { field } });
+      expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
     },
   );
 

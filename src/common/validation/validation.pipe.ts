@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import type { ValidationError } from 'class-validator';
+import { getMetadataStorage, type ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue } from 'src/common/errors/app-error.js';
 import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
 
@@ -66,12 +66,8 @@ export class AppValidationPipe extends ValidationPipe {
       // Nest would delete these keys silently, wherever they are (see RESERVED_KEYS).
       const reserved = reservedKeyPath(value);
       if (reserved) {
-        throw CommonErrors.validation([
-          {
-            field: reserved,
-            issue: `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`,
-          },
-        ]);
+        const issue = `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`;
+        throw toAppError([{ field: reserved, issue, code: fieldCode(dto, reserved.split(/[.[]/)[0]) }]);
       }
       const dropped = droppedKeys(value, dto);
       if (dropped.length > 0) {
@@ -80,6 +76,16 @@ export class AppValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata);
   }
+}
+
+/** The error code a DTO's field declares for its own rules (`context: { code }`), if any. */
+function fieldCode(dto: object, property: string): string | undefined {
+  const rules = getMetadataStorage().getTargetValidationMetadatas(dto as () => void, '', true, false);
+  return rules
+    .map((rule) =>
+      rule.propertyName === property ? (rule.context as { code?: string } | undefined)?.code : undefined,
+    )
+    .find((code) => code !== undefined);
 }
 
 function isObject(value: unknown): value is object {
