@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { EventsModule } from 'src/common/events/domain-events.js';
 import { RequestBodyInterceptor } from 'src/common/http/request-body.interceptor.js';
+import { UnknownQueryInterceptor } from 'src/common/http/unknown-query.interceptor.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { IdempotencyModule } from 'src/common/idempotency/idempotency.module.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
@@ -44,7 +45,11 @@ export class AppModule {
         DocumentsModule,
         SearchModule,
       ],
-      providers: [InFlightRequests, { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor }],
+      providers: [
+        InFlightRequests,
+        { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: UnknownQueryInterceptor },
+      ],
     };
   }
 }

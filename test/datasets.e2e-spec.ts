@@ -90,6 +90,17 @@ describe('Datasets API', () => {
       expect(patched.body).toMatchObject({ code: 'validation_error', details: { field: 'description' } });
     });
 
+    it('refuses query parameters on routes that take none, rather than ignore them', async () => {
+      const created = await create({ name: 'Query parameters' }).expect(201);
+      const path = `/v1/datasets/${created.body.id}`;
+      const read = await t.http.get(`${path}?foo=bar`).set(bearer(key)).expect(400);
+      expect(read.body).toMatchObject({ code: 'validation_error', details: { field: 'foo' } });
+      const remove = await t.http.delete(`${path}?force=true`).set(bearer(key)).expect(400);
+      expect(remove.body).toMatchObject({ code: 'validation_error', details: { field: 'force' } });
+      await t.http.get(path).set(bearer(key)).expect(200);
+      await t.http.get('/v1/datasets?limit=1').set(bearer(key)).expect(200);
+    });
+
     it('refuses unknown body fields with 400 validation_error', async () => {
       const response = await create({ name: 'Unknown field', colour: 'blue' }).expect(400);
       expect(response.body).toMatchObject({
