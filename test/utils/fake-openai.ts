@@ -11,6 +11,8 @@ export interface FakeOpenAI {
   vectors: Map<string, number[]>;
   /** Texts whose request the server answers with 500. */
   failing: Set<string>;
+  /** A request with a text this accepts is never answered (its client hangs until it goes away). */
+  hangs: (text: string) => boolean;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
     delayMs: 0,
     vectors: new Map(),
     failing: new Set(),
+    hangs: () => false,
   };
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -63,6 +66,7 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         response.end(JSON.stringify({ error: { message: 'injected failure', type: 'server_error' } }));
         return;
       }
+      if (texts.some((text) => state.hangs(text))) return;
       const data = texts.map((text, index) => ({
         object: 'embedding',
         index,

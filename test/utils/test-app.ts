@@ -223,7 +223,7 @@ export async function startProcess(
   t: TestApp,
   env: Record<string, string>,
   readyLine: string,
-): Promise<{ output(): string; stop(signal?: NodeJS.Signals): Promise<void> }> {
+): Promise<{ output(): string; alive(): boolean; stop(signal?: NodeJS.Signals): Promise<void> }> {
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: { ...t.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -231,16 +231,20 @@ export async function startProcess(
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // 'close' comes once the output has all been read, which 'exit' does not wait for.
+  const closed = new Promise((resolve) => child.once('close', resolve));
   const deadline = Date.now() + BOOT_TIMEOUT_MS;
   while (!output.includes(readyLine)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
+      await closed;
       throw new Error(`process did not print "${readyLine}":\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
     output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
       if (signal === 'SIGKILL') {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -27,12 +27,30 @@ export class IngestionProcessor implements OnApplicationBootstrap {
       this.config.ingestion.concurrency,
       (job: Job<ProcessDocumentJob>) => this.ingestion.process(job.data),
     );
-    this.queue.on('failed', (job: Job<ProcessDocumentJob>, error: Error) => void this.onFailed(job, error));
+    this.queue.on('failed', (job: Job<ProcessDocumentJob> | null, error: Error) =>
+      this.handled('failed', this.onFailed(job, error)),
+    );
     this.logger.info({ concurrency: this.config.ingestion.concurrency }, 'ingestion worker started');
   }
 
+  /**
+   * Bull does not await its listeners, so a listener that rejects is an unhandled rejection, which
+   * ends the process and every job it is running. Every listener's work goes through here.
+   */
+  private handled(event: string, work: Promise<void>): void {
+    work.catch((err: unknown) => this.logger.error({ err, event }, 'queue event handler failed'));
+  }
+
   /** After the last retry of a transient failure, the document fails with processing_error. */
-  private async onFailed(job: Job<ProcessDocumentJob>, error: Error): Promise<void> {
+  private async onFailed(job: Job<ProcessDocumentJob> | null, error: Error): Promise<void> {
+    if (!job) {
+      // Bull fails a job that stalled more than maxStalledCount times after removeOnFail has deleted
+      // it, so the event names no document. None is lost: its run stops reporting and has no live
+      // job, so the recovery sweep queues it again after INGEST_STALE_AFTER_SECONDS, or fails it with
+      // processing_error once it has been restarted INGEST_MAX_RECOVERIES times.
+      this.logger.warn({ err: error }, 'a removed job failed; the recovery sweep settles its document');
+      return;
+    }
     this.logger.warn(
       { err: error, document_id: job.data.documentId, attempt: job.attemptsMade },
       'processing attempt failed',

@@ -1,0 +1,43 @@
+import { EventEmitter } from 'node:events';
+import { jest } from '@jest/globals';
+import type { Queue } from 'bull';
+import { pino } from 'pino';
+import { loadConfig } from 'src/config/app-config.js';
+import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
+import type { ProcessDocumentJob } from 'src/modules/ingestion/ingestion.queue.js';
+import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import { strictMock } from '../../../test/utils/strict-mock.js';
+
+function setUp() {
+  const queue = Object.assign(new EventEmitter(), {
+    process: () => new Promise<void>(() => undefined),
+  });
+  const logged: { level: number; msg: string; err?: { message: string } }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+  const fail = jest.fn<IngestionService['fail']>(() => Promise.resolve());
+  const processor = new IngestionProcessor(
+    queue as unknown as Queue<ProcessDocumentJob>,
+    strictMock<IngestionService>({ fail }),
+    loadConfig({}),
+    logger,
+  );
+  processor.onApplicationBootstrap();
+  return { queue, logged, fail };
+}
+
+describe('IngestionProcessor, on a failed job', () => {
+  it('takes a job Bull had already removed (stalled too often) without rejecting, leaving its document to the sweep', async () => {
+    const { queue, logged, fail } = setUp();
+    // Jest fails the test on the rejection, should the listener reject.
+    queue.emit('failed', null, new Error('job stalled more than allowable limit'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fail).not.toHaveBeenCalled();
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: 'a removed job failed; the recovery sweep settles its document',
+        err: expect.objectContaining({ message: 'job stalled more than allowable limit' }),
+      }),
+    );
+  });
+});
