@@ -148,6 +148,24 @@ describe('Documents API', () => {
     expect(refused.body.code).toBe('unsupported_file_type');
   });
 
+  it('fails a JSON file nested 50,000 levels deep at once with invalid_document, not after retries', async () => {
+    const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from(deep), 'deep.json')
+      .expect(201);
+    // Five attempts of a transient failure take over 30 s of backoff; a permanent one ends at once.
+    const failed = await waitForDocument(t.http, key, datasetId, response.body.document_id, 15_000);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'invalid_document',
+        details: { kind: 'JSON', reason: 'it nests more than 256 levels deep' },
+      },
+    });
+  });
+
   it('answers 400 invalid_metadata for multipart metadata that is not a JSON object', async () => {
     for (const metadata of ['not json', '[1,2]', '{"$bad": 1}']) {
       const response = await t.http

@@ -36,6 +36,30 @@ describe('structured extractors', () => {
     expect(text(extractYaml('a: 1\n---\nb: 2\n'))).toBe('a: 1\nb: 2');
   });
 
+  it('fails JSON nested 50,000 levels deep (300 KB) at once with invalid_document', () => {
+    const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);
+    expect(() => extractJson(deep)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_document',
+        details: { kind: 'JSON', reason: 'it nests more than 256 levels deep' },
+      }),
+    );
+  });
+
+  it('reads JSON and YAML nested 256 levels deep, and refuses them one level deeper', () => {
+    const json = (levels: number) => '['.repeat(levels) + '"bottom"' + ']'.repeat(levels);
+    expect(text(extractJson(json(256)))).toBe(`${'[0]'.repeat(256)}: bottom`);
+    expect(() => extractJson(json(257))).toThrow(expect.objectContaining({ code: 'invalid_document' }));
+    // A flow sequence is valid YAML too.
+    expect(text(extractYaml(json(256)))).toBe(`${'[0]'.repeat(256)}: bottom`);
+    expect(() => extractYaml(json(257))).toThrow(
+      expect.objectContaining({
+        code: 'invalid_document',
+        details: expect.objectContaining({ kind: 'YAML' }),
+      }),
+    );
+  });
+
   it('fails a malformed JSON file with invalid_document', () => {
     expect(() => extractJson('{"a": ')).toThrow(PermanentProcessingError);
     try {

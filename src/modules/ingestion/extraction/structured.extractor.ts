@@ -5,14 +5,27 @@ import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-t
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**
+ * How deeply a data file may nest objects and arrays: far beyond real data, and beyond anything the
+ * XML parser accepts (its 100 nested tags make at most about 200 levels). Deeper files are refused, not
+ * flattened: every line repeats its whole path, so the text would grow with the square of the depth
+ * (a 300 KB file could make hundreds of megabytes), and the recursion would overflow the stack.
+ */
+export const MAX_DATA_DEPTH = 256;
+
+/**
  * Data files become one line per value, `path.to.key: value`, so that keys and headers stay next to
  * the values they describe, both for keyword matching and for the embedding model.
  */
-export function flatten(value: unknown, path = '', lines: string[] = []): string[] {
+export function flatten(value: unknown, kind: string, path = '', lines: string[] = [], depth = 0): string[] {
+  if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) {
+    throw IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
+  }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => flatten(item, `${path}[${i}]`, lines));
+    value.forEach((item, i) => flatten(item, kind, `${path}[${i}]`, lines, depth + 1));
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) flatten(child, path ? `${path}.${key}` : key, lines);
+    for (const [key, child] of Object.entries(value)) {
+      flatten(child, kind, path ? `${path}.${key}` : key, lines, depth + 1);
+    }
   } else if (
     typeof value === 'string' ||
     typeof value === 'number' ||
@@ -32,7 +45,7 @@ export function extractJson(text: string): ExtractedText {
   } catch (error) {
     throw IngestionErrors.invalidDocument('JSON', (error as Error).message);
   }
-  return { format: 'records', sections: [{ text: flatten(data).join('\n') }] };
+  return { format: 'records', sections: [{ text: flatten(data, 'JSON').join('\n') }] };
 }
 
 export function extractYaml(text: string): ExtractedText {
@@ -45,7 +58,7 @@ export function extractYaml(text: string): ExtractedText {
   } catch (error) {
     throw IngestionErrors.invalidDocument('YAML', (error as Error).message);
   }
-  return { format: 'records', sections: [{ text: documents.flatMap((d) => flatten(d)).join('\n') }] };
+  return { format: 'records', sections: [{ text: documents.flatMap((d) => flatten(d, 'YAML')).join('\n') }] };
 }
 
 export function extractXml(text: string): ExtractedText {
@@ -60,7 +73,7 @@ export function extractXml(text: string): ExtractedText {
   } catch (error) {
     throw IngestionErrors.invalidDocument('XML', (error as Error).message);
   }
-  return { format: 'records', sections: [{ text: flatten(data).join('\n') }] };
+  return { format: 'records', sections: [{ text: flatten(data, 'XML').join('\n') }] };
 }
 
 /** Each row as `header: value | header: value`; a file without a header row keeps its rows as they are. */
