@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
 import type { Test } from 'supertest';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
@@ -147,6 +148,30 @@ describe('Documents API', () => {
       .expect(415);
     expect(refused.body.code).toBe('unsupported_file_type');
   });
+
+  it.each([
+    ['gif', 'text.png', 'image/gif'],
+    ['webp', 'photo.jpg', 'image/webp'],
+    ['tiff', 'scan.pdf', 'image/tiff'],
+  ] as const)(
+    'answers 415 unsupported_file_type for %s content named %s, naming the detected type, and stores nothing',
+    async (format, name, mime) => {
+      const image = await sharp({ create: { width: 64, height: 32, channels: 3, background: 'white' } })
+        .toFormat(format)
+        .toBuffer();
+      const before = await datasetCounts();
+      const response = await t.http
+        .post(documents())
+        .set(bearer(key))
+        .attach('file', image, name)
+        .expect(415);
+      expect(response.body).toMatchObject({
+        code: 'unsupported_file_type',
+        details: { detected_type: mime, reason: `content is ${mime}, which is not supported` },
+      });
+      expect((await datasetCounts()).documents).toBe(before.documents);
+    },
+  );
 
   it('fails a JSON file nested 50,000 levels deep at once with invalid_document, not after retries', async () => {
     const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);

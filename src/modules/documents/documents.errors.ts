@@ -28,9 +28,10 @@ export const DocumentErrors = {
       `A dataset can hold at most ${DOCUMENT_LIMITS.perDataset} documents; delete one to add another`,
       { limit: DOCUMENT_LIMITS.perDataset },
     ),
-  unsupportedFileType: (reason: string) =>
+  unsupportedFileType: (reason: string, detectedType?: string) =>
     new AppError(415, 'unsupported_file_type', `Unsupported file type: ${reason}`, {
       reason,
+      ...(detectedType ? { detected_type: detectedType } : {}),
       supported_extensions: SUPPORTED_EXTENSIONS,
       supported_types: [
         'text',

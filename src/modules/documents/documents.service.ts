@@ -66,7 +66,7 @@ export class DocumentsService {
     const issue = filenameIssue(filename);
     if (issue) throw CommonErrors.validation([{ field: 'file', issue: `its name ${issue}` }]);
     const detection = await detectFileType(filename, content);
-    if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason);
+    if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason, detection.detectedType);
     return { filename, content, type: detection.type, metadata };
   }
 

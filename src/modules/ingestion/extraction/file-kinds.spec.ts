@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
 import { detectFileType } from 'src/modules/ingestion/extraction/file-kinds.js';
 
 const fixture = (path: string) => readFile(`../shared/fixtures/${path}`);
@@ -29,7 +30,31 @@ describe('detectFileType', () => {
   it('trusts the extension of a broken binary file, so that its extractor reports the damage', async () => {
     const detection = await detectFileType('broken.pdf', Buffer.from('not really a pdf'));
     expect(detection).toMatchObject({ ok: true, type: { kind: 'pdf' } });
+    // A DOCX reduced to a bare ZIP archive, and a password-protected one (an OLE compound file).
+    const zip = Buffer.from('PK\x03\x04\x14\x00\x00\x00\x00\x00', 'latin1');
+    expect(await detectFileType('damaged.docx', zip)).toMatchObject({ ok: true, type: { kind: 'docx' } });
+    const ole = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(504)]);
+    expect(await detectFileType('locked.pptx', ole)).toMatchObject({ ok: true, type: { kind: 'pptx' } });
   });
+
+  it.each([
+    ['gif', 'text.png', 'image/gif'],
+    ['webp', 'photo.jpg', 'image/webp'],
+    ['tiff', 'scan.pdf', 'image/tiff'],
+    ['avif', 'photo.jpeg', 'image/avif'],
+  ] as const)(
+    'refuses %s content behind the supported extension of %s, naming the type it is',
+    async (format, name, mime) => {
+      const image = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'white' } })
+        .toFormat(format)
+        .toBuffer();
+      expect(await detectFileType(name, image)).toEqual({
+        ok: false,
+        reason: `content is ${mime}, which is not supported`,
+        detectedType: mime,
+      });
+    },
+  );
 
   it('refuses unknown extensions and unsupported binary content', async () => {
     expect(await detectFileType('movie.mp4', Buffer.from('....'))).toMatchObject({ ok: false });

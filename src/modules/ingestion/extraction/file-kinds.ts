@@ -72,21 +72,56 @@ const BY_EXTENSION: Record<string, DetectedType> = {
 const BY_MAGIC: Record<string, DetectedType> = {
   'application/pdf': BY_EXTENSION['.pdf'],
   'image/png': BY_EXTENSION['.png'],
+  // An animated PNG is a PNG to every decoder that ignores animation, OCR included.
+  'image/apng': BY_EXTENSION['.png'],
   'image/jpeg': BY_EXTENSION['.jpg'],
   [BY_EXTENSION['.docx'].mediaType]: BY_EXTENSION['.docx'],
   [BY_EXTENSION['.pptx'].mediaType]: BY_EXTENSION['.pptx'],
+};
+
+const ZIP_AND_OLE = ['application/zip', 'application/x-cfb'];
+
+/**
+ * Signatures that do not contradict an Office name, so the file goes to its extractor: a damaged DOCX
+ * or PPTX may be recognised only as the ZIP archive it is, a password-protected one is an OLE compound
+ * file, and the macro-enabled, template and slide-show variants hold the same parts.
+ */
+const SAME_FORMAT: Partial<Record<DocumentKind, Set<string>>> = {
+  docx: new Set([
+    ...ZIP_AND_OLE,
+    'application/vnd.ms-word.document.macroenabled.12',
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.template',
+    'application/vnd.ms-word.template.macroenabled.12',
+  ]),
+  pptx: new Set([
+    ...ZIP_AND_OLE,
+    'application/vnd.ms-powerpoint.presentation.macroenabled.12',
+    'application/vnd.openxmlformats-officedocument.presentationml.template',
+    'application/vnd.ms-powerpoint.template.macroenabled.12',
+    'application/vnd.openxmlformats-officedocument.presentationml.slideshow',
+    'application/vnd.ms-powerpoint.slideshow.macroenabled.12',
+  ]),
 };
 
 const TEXT_KINDS = new Set<DocumentKind>(['text', 'markdown', 'csv', 'json', 'xml', 'yaml', 'code']);
 
 export const SUPPORTED_EXTENSIONS = Object.keys(BY_EXTENSION).sort();
 
-export type Detection = { ok: true; type: DetectedType; sniffed: boolean } | { ok: false; reason: string };
+/** A refusal names the format the content was recognised as, when it was (`detectedType`). */
+export type Detection =
+  { ok: true; type: DetectedType; sniffed: boolean } | { ok: false; reason: string; detectedType?: string };
+
+const unsupportedContent = (mime: string): Detection => ({
+  ok: false,
+  reason: `content is ${mime}, which is not supported`,
+  detectedType: mime,
+});
 
 /**
- * Decides a file's kind from its content first and its name second. A binary format recognised by
- * its magic bytes wins over the extension (a PNG named `.pdf` is an image); a name with a supported
- * extension is trusted for text formats, whose content has no signature; anything else is refused.
+ * Decides a file's kind from its content first and its name second. A supported binary format
+ * recognised by its magic bytes wins over the extension (a PNG named `.pdf` is an image); a recognised
+ * unsupported one is refused under any binary name (a GIF named `.png`, a TIFF named `.pdf`) or none; a
+ * text extension is trusted when the bytes look like text, since text formats have no signature.
  */
 export async function detectFileType(filename: string, content: Buffer): Promise<Detection> {
   const byName = BY_EXTENSION[extname(filename).toLowerCase()];
@@ -94,14 +129,23 @@ export async function detectFileType(filename: string, content: Buffer): Promise
   const byContent = magic ? BY_MAGIC[magic.mime] : undefined;
   if (byContent) return { ok: true, type: byContent, sniffed: byName?.kind !== byContent.kind };
   if (!byName) {
-    if (magic) return { ok: false, reason: `content is ${magic.mime}, which is not supported` };
+    if (magic) return unsupportedContent(magic.mime);
     return { ok: false, reason: `extension "${extname(filename) || '(none)'}" is not supported` };
   }
-  // A text name on binary content of an unsupported format (a GIF named .txt) is refused.
-  if (TEXT_KINDS.has(byName.kind) && !looksLikeText(content)) {
-    return { ok: false, reason: `content is ${magic?.mime ?? 'binary data'}, not text` };
+  if (TEXT_KINDS.has(byName.kind)) {
+    // Judged by how the bytes look, not by a signature: sniffers take some text for binary formats
+    // (UTF-16 text for MPEG audio). Binary content of an unsupported format (a GIF named .txt) fails.
+    if (looksLikeText(content)) return { ok: true, type: byName, sniffed: false };
+    return {
+      ok: false,
+      reason: `content is ${magic?.mime ?? 'binary data'}, not text`,
+      detectedType: magic?.mime,
+    };
   }
-  // A supported binary format (pdf, docx, pptx, image) without its signature goes to its extractor,
-  // which reports the precise problem (corrupt, truncated, encrypted).
+  // Otherwise the extractor of the name would be given another format: OCR reads a GIF named .png as
+  // if it were supported, and the PDF reader calls a TIFF named .pdf a broken PDF.
+  if (magic && !SAME_FORMAT[byName.kind]?.has(magic.mime)) return unsupportedContent(magic.mime);
+  // A supported binary format without its signature goes to its extractor, which reports the precise
+  // problem (corrupt, truncated, encrypted).
   return { ok: true, type: byName, sniffed: false };
 }
