@@ -50,6 +50,9 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
     failing: new Set(),
     hangs: () => false,
   };
+  // Delayed answers not yet sent: closing the server cancels them, or a long delay would keep Jest's
+  // process alive after the last test ("Jest did not exit one second after the test run").
+  const pending = new Set<NodeJS.Timeout>();
   const server: Server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -72,12 +75,14 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         index,
         embedding: state.vectors.get(text) ?? hashVector(text, dimensions),
       }));
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        pending.delete(timer);
         response.writeHead(200, { 'Content-Type': 'application/json' });
         response.end(
           JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
         );
       }, state.delayMs);
+      pending.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -87,6 +92,8 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const timer of pending) clearTimeout(timer);
+        pending.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
