@@ -60,6 +60,17 @@ describe('structured extractors', () => {
     );
   });
 
+  it('fails at once, with invalid_document, a small JSON file whose keys would flatten to a gigabyte', () => {
+    // 120 KB: one 100 KB key over 10,000 values, each line repeating the key.
+    const wide = `{"${'k'.repeat(100_000)}": [${Array(10_000).fill(1).join(',')}]}`;
+    expect(() => extractJson(wide)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_document',
+        details: { kind: 'JSON', reason: 'flattened to one line per value it would be over 32M characters' },
+      }),
+    );
+  });
+
   it('fails a malformed JSON file with invalid_document', () => {
     expect(() => extractJson('{"a": ')).toThrow(PermanentProcessingError);
     try {

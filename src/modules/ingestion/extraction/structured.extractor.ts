@@ -13,28 +13,48 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 export const MAX_DATA_DEPTH = 256;
 
 /**
+ * The most text a data file may flatten to. Keys repeat on every line below them, so a small file with
+ * long keys can flatten to more text than a JavaScript string holds (a 120 KB file with one 100 KB key
+ * over 10,000 values would make a gigabyte); such a file fails at once as unreadable rather than throw
+ * `RangeError` on every retry.
+ */
+export const MAX_FLATTENED_CHARACTERS = 32 * 1024 * 1024;
+
+/**
  * Data files become one line per value, `path.to.key: value`, so that keys and headers stay next to
  * the values they describe, both for keyword matching and for the embedding model.
  */
-export function flatten(value: unknown, kind: string, path = '', lines: string[] = [], depth = 0): string[] {
-  if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) {
-    throw IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
-  }
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => flatten(item, kind, `${path}[${i}]`, lines, depth + 1));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      flatten(child, kind, path ? `${path}.${key}` : key, lines, depth + 1);
+export function flatten(value: unknown, kind: string): string[] {
+  const lines: string[] = [];
+  let characters = 0;
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) {
+      throw IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
     }
-  } else if (
-    typeof value === 'string' ||
-    typeof value === 'number' ||
-    typeof value === 'boolean' ||
-    typeof value === 'bigint'
-  ) {
-    const text = String(value).trim();
-    if (text !== '') lines.push(path ? `${path}: ${text}` : text);
-  }
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) walk(child, path ? `${path}.${key}` : key, depth + 1);
+    } else if (
+      typeof value === 'string' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      typeof value === 'bigint'
+    ) {
+      const text = String(value).trim();
+      if (text === '') return;
+      const line = path ? `${path}: ${text}` : text;
+      characters += line.length + 1;
+      if (characters > MAX_FLATTENED_CHARACTERS) {
+        throw IngestionErrors.invalidDocument(
+          kind,
+          `flattened to one line per value it would be over ${MAX_FLATTENED_CHARACTERS / (1024 * 1024)}M characters`,
+        );
+      }
+      lines.push(line);
+    }
+  };
+  walk(value, '', 0);
   return lines;
 }
 
