@@ -1,5 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chunkText, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import ts from 'typescript';
 
 /** One token per word or punctuation mark: easy to reason about in assertions. */
 const words: Tokenizer = { count: (text) => (text.match(/\w+|[^\w\s]/g) ?? []).length };
@@ -90,5 +96,90 @@ describe('chunkText', () => {
 
   it('returns nothing for empty text', () => {
     expect(chunkText(prose('   \n\n  '), words, options)).toEqual([]);
+  });
+
+  it('finds the same sentences in a paragraph longer than the segmenter reads at once', () => {
+    const sentences = Array.from({ length: 600 }, (_, i) => `Sentence ${i} is about topic ${i % 9}.`);
+    const text = sentences.join(' ');
+    expect(text.length).toBeGreaterThan(3 * 4096);
+    const chunks = chunkText(prose(text), words, { maxTokens: 12, overlapTokens: 0 });
+    expect(chunks.map((c) => c.content)).toEqual(sentences);
+  });
+
+  describe('on a text of 1,000,000 characters in one paragraph', () => {
+    // In a child process with a heap of its own: a chunker whose memory grows faster than the text
+    // then dies there of "heap out of memory" (the old one needed gigabytes) instead of taking Jest down.
+    const HEAP_MB = 256;
+    let dir: string;
+    let compiled: string;
+
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'chunker-spec-'));
+      compiled = join(dir, 'chunker.mjs');
+      const source = readFileSync(new URL('./chunker.ts', import.meta.url), 'utf8');
+      const compilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 };
+      writeFileSync(compiled, ts.transpileModule(source, { compilerOptions }).outputText);
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    /** Chunks `make(i)` repeated to a million characters, reporting the peak growth of the heap. */
+    const chunkMillion = (make: string) => {
+      const script = `
+        const { chunkText } = await import(${JSON.stringify(pathToFileURL(compiled).href)});
+        let text = '';
+        for (let i = 0; text.length < 1_000_000; i++) text += (${make})(i);
+        text = text.slice(0, 1_000_000);
+        const base = process.memoryUsage().heapUsed;
+        let peak = base;
+        let calls = 0;
+        const words = { count(t) {
+          if (++calls % 100 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed);
+          return (t.match(/\\w+|[^\\w\\s]/g) ?? []).length;
+        } };
+        const chunks = chunkText({ format: 'prose', sections: [{ text }] }, words, { maxTokens: 256, overlapTokens: 32 });
+        let gapless = chunks[0].charStart === 0;
+        for (let i = 1; i < chunks.length; i++) gapless &&= chunks[i].charStart <= chunks[i - 1].charEnd + 1;
+        console.log(JSON.stringify({
+          chunks: chunks.length,
+          maxTokens: Math.max(...chunks.map((c) => c.tokenCount)),
+          maxChars: Math.max(...chunks.map((c) => c.content.length)),
+          end: chunks[chunks.length - 1].charEnd,
+          gapless,
+          heapGrowthMb: Math.round((peak - base) / 1e6),
+        }));`;
+      const child = spawnSync(
+        process.execPath,
+        [`--max-old-space-size=${HEAP_MB}`, '--input-type=module', '-e', script],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
+      const outcome = { status: child.status, signal: child.signal, stderr: child.stderr.slice(0, 300) };
+      expect(outcome).toEqual({ status: 0, signal: null, stderr: '' });
+      return JSON.parse(child.stdout) as {
+        chunks: number;
+        maxTokens: number;
+        maxChars: number;
+        end: number;
+        gapless: boolean;
+        heapGrowthMb: number;
+      };
+    };
+
+    it.each([
+      [
+        'prose',
+        '(i) => `Sentence ${i} says something about topic ${i % 7}, and a few more words follow it. `',
+      ],
+      ['short lines without a blank line', "() => 'abc def ghi\\n'"],
+    ])(
+      'chunks %s within a bounded heap',
+      (_name, make) => {
+        const result = chunkMillion(make);
+        expect(result.gapless).toBe(true);
+        expect(result.end).toBeGreaterThan(999_990);
+        expect(result.maxTokens).toBeLessThanOrEqual(256);
+        expect(result.heapGrowthMb).toBeLessThan(100);
+      },
+      150_000,
+    );
   });
 });

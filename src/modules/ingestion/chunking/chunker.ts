@@ -36,6 +36,17 @@ interface Unit {
 
 export const SECTION_SEPARATOR = '\n\n';
 
+/**
+ * Characters given to the sentence segmenter at a time. V8's `Intl.Segmenter` gives every segment a
+ * fresh copy of the whole string segmented (its `input`), so spreading the segments of a whole paragraph
+ * took time and memory in the square of its length (842 MB of heap for 100k characters of short lines,
+ * 3.3 GB for 200k). Windows keep both linear. Most paragraphs fit in one, segmented exactly as before,
+ * and a sentence longer than a window is read on into the next (see `sentences`).
+ */
+const SENTENCE_WINDOW = 4096;
+/** Characters of a window read again by the next when one sentence filled it (see `sentences`). */
+const SENTENCE_LOOKAHEAD = 256;
+
 const HEADING = /^#{1,6}\s/;
 const DEFINITION =
   /^(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*(?:def|class|function|func|fn|interface|struct|impl|module|sub)\b/;
@@ -45,7 +56,8 @@ const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
  * Cuts a document's text into chunks of at most `maxTokens` tokens. It prefers the document's own
  * structure: sections (pages, slides) are never mixed, headings and top-level code definitions start a
  * chunk, paragraphs (records, for data files) are kept whole, then sentences; only a run with no break
- * at all (a 400 KB base64 line) is cut by length. Each chunk records where it came from.
+ * at all (a 400 KB base64 line) is cut by length. Time and memory grow linearly with the text. Each
+ * chunk records where it came from.
  */
 export function chunkText(extracted: ExtractedText, tokenizer: Tokenizer, options: ChunkingOptions): Chunk[] {
   const chunks: Chunk[] = [];
@@ -66,15 +78,15 @@ export function chunkText(extracted: ExtractedText, tokenizer: Tokenizer, option
   return chunks;
 }
 
-function splitUnits(
+/** The units of text[start, end), one at a time: packing needs only those of the chunk it is filling. */
+function* splitUnits(
   text: string,
   start: number,
   end: number,
   format: TextFormat,
   tokenizer: Tokenizer,
   maxTokens: number,
-): Unit[] {
-  const units: Unit[] = [];
+): Generator<Unit> {
   const blocks =
     format === 'records'
       ? matches(text, start, end, /[^\n]+/g)
@@ -85,35 +97,71 @@ function splitUnits(
       format === 'markdown' ? HEADING.test(block) : format === 'code' ? DEFINITION.test(block) : false;
     const tokens = tokenizer.count(block);
     if (tokens <= maxTokens) {
-      units.push({ start: blockStart, end: blockEnd, tokens, boundary });
+      yield { start: blockStart, end: blockEnd, tokens, boundary };
       continue;
     }
     const pieces =
       format === 'code' || format === 'records'
         ? matches(text, blockStart, blockEnd, /[^\n]+/g)
         : sentences(text, blockStart, blockEnd);
-    pieces.forEach(([pieceStart, pieceEnd], i) => {
+    let first = true;
+    for (const [pieceStart, pieceEnd] of pieces) {
       for (const unit of splitByLength(text, pieceStart, pieceEnd, tokenizer, maxTokens)) {
-        units.push({ ...unit, boundary: boundary && i === 0 && unit.start === pieceStart });
+        yield { ...unit, boundary: boundary && first && unit.start === pieceStart };
       }
-    });
+      first = false;
+    }
   }
-  return units;
 }
 
-/** Spans of `pattern` within text[start, end). */
-function matches(text: string, start: number, end: number, pattern: RegExp): [number, number][] {
+/** Spans of `pattern` (a global regular expression) within text[start, end), trailing white space cut. */
+function* matches(text: string, start: number, end: number, pattern: RegExp): Generator<[number, number]> {
   const slice = text.slice(start, end);
-  return [...slice.matchAll(pattern)]
-    .map((m): [number, number] => [start + m.index, start + m.index + m[0].trimEnd().length])
-    .filter(([s, e]) => e > s);
+  for (const m of slice.matchAll(pattern)) {
+    const spanEnd = start + m.index + m[0].trimEnd().length;
+    if (spanEnd > start + m.index) yield [start + m.index, spanEnd];
+  }
 }
 
-function sentences(text: string, start: number, end: number): [number, number][] {
-  const slice = text.slice(start, end);
-  return [...sentenceSegmenter.segment(slice)]
-    .map((s): [number, number] => [start + s.index, start + s.index + s.segment.trimEnd().length])
-    .filter(([s, e]) => e > s);
+/**
+ * Sentence spans within text[start, end), trailing white space cut, found window by window (see
+ * `SENTENCE_WINDOW`). A window's last sentence may run on past it, so the next window starts at that
+ * sentence rather than after it; a sentence longer than a window is read on through as many as it takes.
+ */
+function* sentences(text: string, start: number, end: number): Generator<[number, number]> {
+  let sentenceStart = start;
+  let from = start;
+  while (from < end) {
+    const windowEnd = Math.min(end, from + SENTENCE_WINDOW);
+    const spans: [number, number][] = [];
+    for (const s of sentenceSegmenter.segment(text.slice(from, windowEnd))) {
+      spans.push([from + s.index, from + s.index + s.segment.length]);
+    }
+    // The first segment goes on with a sentence begun in an earlier window, if any.
+    spans[0][0] = sentenceStart;
+    if (windowEnd < end && spans.length === 1) {
+      // Read on from a little before the window's end: where the sentence ends there may depend on
+      // characters the window did not reach.
+      from = windowEnd - SENTENCE_LOOKAHEAD;
+      continue;
+    }
+    if (windowEnd < end) {
+      sentenceStart = from = spans[spans.length - 1][0];
+      spans.pop();
+    } else {
+      from = end;
+    }
+    for (const [spanStart, spanEnd] of spans) {
+      const trimmed = trimmedEnd(text, spanStart, spanEnd);
+      if (trimmed > spanStart) yield [spanStart, trimmed];
+    }
+  }
+}
+
+/** The end of text[start, end) without its trailing white space. */
+function trimmedEnd(text: string, start: number, end: number): number {
+  while (end > start && /\s/.test(text[end - 1])) end--;
+  return end;
 }
 
 /** Cuts a span that has no usable break into pieces that fit, preferring to cut at white space. */
@@ -133,8 +181,9 @@ function splitByLength(
   while (position < end) {
     let cut = Math.min(end, position + width);
     if (cut < end) {
-      const space = text.lastIndexOf(' ', cut);
-      if (space > position + width / 2) cut = space;
+      // Searching the piece only, not back through the text before it, keeps a line without spaces linear.
+      const space = text.slice(position, cut + 1).lastIndexOf(' ');
+      if (space > width / 2) cut = position + space;
     }
     const count = tokenizer.count(text.slice(position, cut));
     if (count > maxTokens && cut - position > 1) {
@@ -151,7 +200,7 @@ function splitByLength(
 /** Greedy packing of units into chunks, repeating the last units of a chunk at the start of the next. */
 function pack(
   text: string,
-  units: Unit[],
+  units: Iterable<Unit>,
   tokenizer: Tokenizer,
   options: ChunkingOptions,
 ): Omit<Chunk, 'page'>[] {
