@@ -3,9 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chunkText, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
+import { chunkText, maxChunkChars, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import ts from 'typescript';
+
+const FIXTURES = '../shared/fixtures';
 
 /** One token per word or punctuation mark: easy to reason about in assertions. */
 const words: Tokenizer = { count: (text) => (text.match(/\w+|[^\w\s]/g) ?? []).length };
@@ -106,6 +108,34 @@ describe('chunkText', () => {
     expect(chunks.map((c) => c.content)).toEqual(sentences);
   });
 
+  it('cuts a line the tokenizer counts as a few tokens at the character bound (base64-single-line.txt)', () => {
+    // WordPiece reads a run it has no words for as one [UNK]; `words` counts a run of letters as one too.
+    const text = readFileSync(`${FIXTURES}/txt/base64-single-line.txt`, 'utf8');
+    const bounds = { maxTokens: 256, overlapTokens: 32 };
+    const chunks = chunkText(prose(text), words, bounds);
+    expect(chunks.length).toBeGreaterThanOrEqual(text.length / maxChunkChars(256));
+    let rebuilt = '';
+    for (const chunk of chunks) {
+      expect(chunk.content.length).toBeLessThanOrEqual(maxChunkChars(256));
+      expect(chunk.tokenCount).toBeLessThanOrEqual(256);
+      expect(text.slice(chunk.charStart, chunk.charEnd)).toBe(chunk.content);
+      expect(chunk.charStart).toBeLessThanOrEqual(rebuilt.length);
+      rebuilt += chunk.content.slice(rebuilt.length - chunk.charStart);
+    }
+    expect(rebuilt).toBe(text);
+  });
+
+  it('keeps to the character bound between words when the tokenizer counts next to nothing', () => {
+    const text = Array.from({ length: 3000 }, (_, i) => `word${i % 97}`).join(' ');
+    const chunks = chunkText(prose(text), { count: () => 1 }, { maxTokens: 20, overlapTokens: 6 });
+    expect(chunks.length).toBeGreaterThanOrEqual(text.length / maxChunkChars(20));
+    for (const chunk of chunks) {
+      expect(chunk.content.length).toBeLessThanOrEqual(maxChunkChars(20));
+      expect(chunk.content).toMatch(/^word\d+( word\d+)*$/);
+      expect(text.slice(chunk.charStart, chunk.charEnd)).toBe(chunk.content);
+    }
+  });
+
   describe('on a text of 1,000,000 characters in one paragraph', () => {
     // In a child process with a heap of its own: a chunker whose memory grows faster than the text
     // then dies there of "heap out of memory" (the old one needed gigabytes) instead of taking Jest down.
@@ -177,6 +207,7 @@ describe('chunkText', () => {
         expect(result.gapless).toBe(true);
         expect(result.end).toBeGreaterThan(999_990);
         expect(result.maxTokens).toBeLessThanOrEqual(256);
+        expect(result.maxChars).toBeLessThanOrEqual(maxChunkChars(256));
         expect(result.heapGrowthMb).toBeLessThan(100);
       },
       150_000,

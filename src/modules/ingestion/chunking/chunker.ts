@@ -37,6 +37,21 @@ interface Unit {
 export const SECTION_SEPARATOR = '\n\n';
 
 /**
+ * Characters a chunk may hold per token of its budget, whatever the tokenizer says. A run WordPiece
+ * cannot break into words it knows (base64, a hash, a minified line) is one [UNK] token however long it
+ * is, so a token budget alone let a 400 KB line through as one chunk. Ten is generous: BERT's WordPiece
+ * reads SciFact's abstracts at a median of 4.4 characters a token and code at 3.5, and no chunk of
+ * SciFact, the test fixtures or this repository's source came above 7, so the bound only bites on text
+ * the model cannot read anyway (or on very sparse text, whose chunks are then merely shorter).
+ */
+export const MAX_CHARS_PER_TOKEN = 10;
+
+/** The longest chunk, in characters, for a budget of `maxTokens`. */
+export function maxChunkChars(maxTokens: number): number {
+  return maxTokens * MAX_CHARS_PER_TOKEN;
+}
+
+/**
  * Characters given to the sentence segmenter at a time. V8's `Intl.Segmenter` gives every segment a
  * fresh copy of the whole string segmented (its `input`), so spreading the segments of a whole paragraph
  * took time and memory in the square of its length (842 MB of heap for 100k characters of short lines,
@@ -56,8 +71,8 @@ const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
  * Cuts a document's text into chunks of at most `maxTokens` tokens. It prefers the document's own
  * structure: sections (pages, slides) are never mixed, headings and top-level code definitions start a
  * chunk, paragraphs (records, for data files) are kept whole, then sentences; only a run with no break
- * at all (a 400 KB base64 line) is cut by length. Time and memory grow linearly with the text. Each
- * chunk records where it came from.
+ * at all (a 400 KB base64 line) is cut by length. No chunk is longer than `maxChunkChars(maxTokens)`
+ * characters, and time and memory grow linearly with the text. Each chunk records where it came from.
  */
 export function chunkText(extracted: ExtractedText, tokenizer: Tokenizer, options: ChunkingOptions): Chunk[] {
   const chunks: Chunk[] = [];
@@ -87,6 +102,7 @@ function* splitUnits(
   tokenizer: Tokenizer,
   maxTokens: number,
 ): Generator<Unit> {
+  const maxChars = maxChunkChars(maxTokens);
   const blocks =
     format === 'records'
       ? matches(text, start, end, /[^\n]+/g)
@@ -95,10 +111,13 @@ function* splitUnits(
     const block = text.slice(blockStart, blockEnd);
     const boundary =
       format === 'markdown' ? HEADING.test(block) : format === 'code' ? DEFINITION.test(block) : false;
-    const tokens = tokenizer.count(block);
-    if (tokens <= maxTokens) {
-      yield { start: blockStart, end: blockEnd, tokens, boundary };
-      continue;
+    // A block over the character bound is split whatever its count, so it need not be tokenized whole.
+    if (block.length <= maxChars) {
+      const tokens = tokenizer.count(block);
+      if (tokens <= maxTokens) {
+        yield { start: blockStart, end: blockEnd, tokens, boundary };
+        continue;
+      }
     }
     const pieces =
       format === 'code' || format === 'records'
@@ -106,7 +125,7 @@ function* splitUnits(
         : sentences(text, blockStart, blockEnd);
     let first = true;
     for (const [pieceStart, pieceEnd] of pieces) {
-      for (const unit of splitByLength(text, pieceStart, pieceEnd, tokenizer, maxTokens)) {
+      for (const unit of splitByLength(text, pieceStart, pieceEnd, tokenizer, maxTokens, maxChars)) {
         yield { ...unit, boundary: boundary && first && unit.start === pieceStart };
       }
       first = false;
@@ -164,19 +183,29 @@ function trimmedEnd(text: string, start: number, end: number): number {
   return end;
 }
 
-/** Cuts a span that has no usable break into pieces that fit, preferring to cut at white space. */
+/**
+ * Cuts a span that has no usable break into pieces within both bounds, preferring to cut at a space.
+ * Only a bounded sample of the span is tokenized to size the pieces, which are then checked one by one.
+ */
 function splitByLength(
   text: string,
   start: number,
   end: number,
   tokenizer: Tokenizer,
   maxTokens: number,
+  maxChars: number,
 ): Omit<Unit, 'boundary'>[] {
-  const tokens = tokenizer.count(text.slice(start, end));
-  if (tokens <= maxTokens) return [{ start, end, tokens }];
+  const sampleEnd = Math.min(end, start + 4 * maxChars);
+  const sampleTokens = tokenizer.count(text.slice(start, sampleEnd));
+  if (sampleEnd === end && sampleTokens <= maxTokens && end - start <= maxChars) {
+    return [{ start, end, tokens: sampleTokens }];
+  }
   const pieces: Omit<Unit, 'boundary'>[] = [];
   // Aim a little under the limit, from the span's own characters-per-token ratio.
-  let width = Math.max(1, Math.floor(((end - start) * maxTokens * 0.9) / tokens));
+  let width = Math.min(
+    maxChars,
+    Math.max(1, Math.floor(((sampleEnd - start) * maxTokens * 0.9) / Math.max(1, sampleTokens))),
+  );
   let position = start;
   while (position < end) {
     let cut = Math.min(end, position + width);
@@ -215,11 +244,18 @@ function pack(
     chunks.push({ content, tokenCount: tokenizer.count(content), charStart: start, charEnd: end });
   };
 
+  const maxChars = maxChunkChars(options.maxTokens);
   for (const unit of units) {
-    const separatorTokens = current.length > 0 ? 1 : 0;
-    if (current.length > 0 && (unit.boundary || tokens + separatorTokens + unit.tokens > options.maxTokens)) {
+    const full =
+      current.length > 0 &&
+      (unit.boundary ||
+        tokens + 1 + unit.tokens > options.maxTokens ||
+        unit.end - current[0].start > maxChars);
+    if (full) {
       emit();
-      current = unit.boundary ? [] : overlap(current, options.overlapTokens, options.maxTokens - unit.tokens);
+      current = unit.boundary
+        ? []
+        : overlap(current, options.overlapTokens, options.maxTokens - unit.tokens, unit.end - maxChars);
       tokens = current.reduce((sum, u) => sum + u.tokens + 1, 0);
     }
     current.push(unit);
@@ -229,12 +265,15 @@ function pack(
   return chunks;
 }
 
-/** The trailing units of a chunk that fit in the overlap budget (and leave room for what follows). */
-function overlap(units: Unit[], overlapTokens: number, room: number): Unit[] {
+/**
+ * The trailing units of a chunk that fit in the overlap budget and leave room for what follows: `room`
+ * tokens, and a start no earlier than `earliestStart` so that the next chunk keeps to the character bound.
+ */
+function overlap(units: Unit[], overlapTokens: number, room: number, earliestStart: number): Unit[] {
   const kept: Unit[] = [];
   let tokens = 0;
   for (let i = units.length - 1; i > 0; i--) {
-    if (tokens + units[i].tokens > Math.min(overlapTokens, room)) break;
+    if (tokens + units[i].tokens > Math.min(overlapTokens, room) || units[i].start < earliestStart) break;
     kept.unshift(units[i]);
     tokens += units[i].tokens + 1;
   }
