@@ -99,6 +99,7 @@ describe('Datasets API', () => {
       expect(remove.body).toMatchObject({ code: 'validation_error', details: { field: 'force' } });
       await t.http.get(path).set(bearer(key)).expect(200);
       await t.http.get('/v1/datasets?limit=1').set(bearer(key)).expect(200);
+      await t.http.get('/health?_=1712345678').expect(200);
     });
 
     it('refuses unknown body fields with 400 validation_error', async () => {

@@ -6,17 +6,19 @@ import type { Observable } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 
 /**
- * 400 validation_error for query parameters sent to a route that takes none. Routes that take some
- * declare a DTO for them, which refuses unknown ones (`AppValidationPipe`); without this, the rest
- * would ignore them, and `DELETE ...?force=true` would look as if it had been understood.
+ * 400 validation_error for query parameters sent to an API route (`/v1/...`) that takes none. Routes
+ * that take some declare a DTO for them, which refuses unknown ones (`AppValidationPipe`); without
+ * this, the rest would ignore them, and `DELETE ...?force=true` would look as if it had been
+ * understood. Probes (`/health`, `/ready`) are left alone: monitors add cache-busting parameters.
  */
 @Injectable()
 export class UnknownQueryInterceptor implements NestInterceptor {
   private readonly takesQuery = new WeakMap<object, boolean>();
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const names = Object.keys(context.switchToHttp().getRequest<Request>().query);
-    if (names.length > 0 && !this.routeTakesQuery(context)) {
+    const request = context.switchToHttp().getRequest<Request>();
+    const names = Object.keys(request.query);
+    if (names.length > 0 && request.path.startsWith('/v1/') && !this.routeTakesQuery(context)) {
       throw CommonErrors.validation(names.map((field) => ({ field, issue: 'is not a known field' })));
     }
     return next.handle();

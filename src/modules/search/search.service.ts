@@ -172,7 +172,10 @@ export class SearchService {
     const dataset = await this.datasets.get(caller, datasetId);
     if (options.mode === 'semantic') {
       const reason = this.semanticUnavailable(dataset);
-      if (reason) throw SearchErrors.semanticUnavailable(reason);
+      // A dataset with nothing indexed yet (its documents may still be processing) has nothing to
+      // find in this mode, as in the others: no results, not an error. Neither leg then runs.
+      const empty = dataset.chunkCount === '0' && this.embedding.current() !== null;
+      if (reason && !empty) throw SearchErrors.semanticUnavailable(reason);
     }
     return { dataset, vectors };
   }
@@ -295,11 +298,7 @@ export class SearchService {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
     if (dataset.reembedding) return 'the dataset is being re-embedded';
-    if (dataset.embeddingModel === null) {
-      // Nothing indexed yet (its documents may still be processing): nothing to find, as in the other
-      // modes, rather than an error. Chunks without a model were indexed keyword-only.
-      return dataset.chunkCount === '0' ? null : 'the dataset has no embeddings yet';
-    }
+    if (dataset.embeddingModel === null) return 'the dataset has no embeddings yet';
     if (dataset.embeddingModel !== provider.model || dataset.embeddingDimensions !== provider.dimensions) {
       return `the dataset was embedded with ${dataset.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
     }

@@ -136,6 +136,18 @@ describe('chunkText', () => {
     }
   });
 
+  it('never cuts a run without breaks between the two halves of a surrogate pair', () => {
+    const text = `x${'😀'.repeat(3000)}`;
+    const chunks = chunkText(prose(text), { count: () => 1 }, { maxTokens: 256, overlapTokens: 0 });
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.content).not.toMatch(
+        /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
+      );
+    }
+    expect(chunks.map((c) => c.content).join('')).toBe(text);
+  });
+
   describe('on a text of 1,000,000 characters in one paragraph', () => {
     // In a child process with a heap of its own: a chunker whose memory grows faster than the text
     // then dies there of "heap out of memory" (the old one needed gigabytes) instead of taking Jest down.

@@ -221,6 +221,8 @@ function splitByLength(
       // Searching the piece only, not back through the text before it, keeps a line without spaces linear.
       const space = text.slice(position, cut + 1).lastIndexOf(' ');
       if (space > width / 2) cut = position + space;
+      // Never between the two halves of a surrogate pair (an emoji, say): a lone half is no character.
+      if (isHighSurrogate(text.charCodeAt(cut - 1))) cut += cut - 1 > position ? -1 : 1;
     }
     const count = tokenizer.count(text.slice(position, cut));
     if (count > maxTokens && cut - position > 1) {
@@ -232,6 +234,10 @@ function splitByLength(
     while (position < end && /\s/.test(text[position])) position++;
   }
   return pieces;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Greedy packing of units into chunks, repeating the last units of a chunk at the start of the next. */
