@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { getMetadataStorage, type ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue } from 'src/common/errors/app-error.js';
 import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
+import { isPlainObject } from 'src/common/validation/metadata.js';
 
 /** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
 export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue & { code?: string })[] {
@@ -58,11 +59,11 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && dto) {
       // A POST or PATCH without a body is validated as an empty object, so that it gets field errors.
       if (value === undefined) value = {};
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      if (!isPlainObject(value)) {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
       }
     }
-    if ((metadata.type === 'body' || metadata.type === 'query') && dto && isObject(value)) {
+    if ((metadata.type === 'body' || metadata.type === 'query') && dto && isPlainObject(value)) {
       // Nest would delete these keys silently, wherever they are (see RESERVED_KEYS).
       const reserved = reservedKeyPath(value);
       if (reserved) {
@@ -80,16 +81,12 @@ export class AppValidationPipe extends ValidationPipe {
 
 /** The error code a DTO's field declares for its own rules (`context: { code }`), if any. */
 function fieldCode(dto: object, property: string): string | undefined {
-  const rules = getMetadataStorage().getTargetValidationMetadatas(dto as () => void, '', true, false);
-  return rules
-    .map((rule) =>
-      rule.propertyName === property ? (rule.context as { code?: string } | undefined)?.code : undefined,
-    )
-    .find((code) => code !== undefined);
-}
-
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
+  for (const rule of getMetadataStorage().getTargetValidationMetadatas(dto as () => void, '', true, false)) {
+    const code =
+      rule.propertyName === property ? (rule.context as { code?: string } | undefined)?.code : undefined;
+    if (code) return code;
+  }
+  return undefined;
 }
 
 function isBuiltin(type: unknown): boolean {

@@ -51,26 +51,24 @@ export class UploadInterceptor implements NestInterceptor {
 /** A multipart body multer refused, as the contract's validation error naming the part at fault. */
 function malformedUpload(cause: unknown): AppError {
   const { code = '', field, message } = (cause ?? {}) as { code?: string; field?: string; message?: string };
+  const [part, issue] = refusal(code, field, message);
+  return CommonErrors.validation([{ field: part, issue }]);
+}
+
+/** The part at fault, and what is wrong with it, for a multer error's code. */
+function refusal(code: string, field?: string, message?: string): [string, string] {
   switch (code) {
     case 'LIMIT_UNEXPECTED_FILE':
-      return CommonErrors.validation([
-        { field: field ?? 'body', issue: 'is not a file field: send the file as `file`' },
-      ]);
+      return [field ?? 'body', 'is not a file field: send the file as `file`'];
     case 'LIMIT_FILE_COUNT':
-      return CommonErrors.validation([{ field: 'file', issue: 'takes one file per upload' }]);
+      return ['file', 'takes one file per upload'];
     case 'LIMIT_FIELD_VALUE':
-      return CommonErrors.validation([
-        { field: field ?? 'body', issue: `must be at most ${FIELD_BYTES / 1024} KB` },
-      ]);
+      return [field ?? 'body', `must be at most ${FIELD_BYTES / 1024} KB`];
     case 'LIMIT_PART_COUNT':
     case 'LIMIT_FIELD_COUNT':
     case 'LIMIT_FIELD_KEY':
-      return CommonErrors.validation([
-        { field: 'body', issue: 'holds more than the parts `file` and `metadata`' },
-      ]);
+      return ['body', 'holds more than the parts `file` and `metadata`'];
     default:
-      return CommonErrors.validation([
-        { field: 'body', issue: `is not well-formed multipart/form-data (${message ?? 'unreadable'})` },
-      ]);
+      return ['body', `is not well-formed multipart/form-data (${message ?? 'unreadable'})`];
   }
 }

@@ -1,4 +1,4 @@
-import { stringIssue } from 'src/common/validation/json-value.js';
+import { jsonValueIssue, stringIssue } from 'src/common/validation/json-value.js';
 import { isPlainObject } from 'src/common/validation/metadata.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 
@@ -134,11 +134,9 @@ function scalar(field: string, value: unknown): FilterValue {
   );
 }
 
-/** Refuses what PostgreSQL cannot compare as sent (see `stringIssue`), and numbers beyond double precision. */
+/** Refuses what metadata could never hold either (`jsonValueIssue`): U+0000, lone surrogates, ±Infinity. */
 function checkValue<T extends string | number>(field: string, value: T): T {
-  if (typeof value === 'number' && !Number.isFinite(value))
-    throw SearchErrors.invalidFilter(field, 'numbers must be within ±1.8e308');
-  const issue = typeof value === 'string' ? stringIssue(value) : null;
+  const issue = jsonValueIssue(value);
   if (issue) throw SearchErrors.invalidFilter(field, `values ${issue}`);
   return value;
 }

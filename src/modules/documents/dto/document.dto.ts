@@ -2,8 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
-import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
+import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
 
 const METADATA_DOC = {
   type: 'object',

@@ -139,8 +139,9 @@ function splitUnits(
 function* matches(text: string, start: number, end: number, pattern: RegExp): Generator<[number, number]> {
   const slice = text.slice(start, end);
   for (const m of slice.matchAll(pattern)) {
-    const spanEnd = start + m.index + m[0].trimEnd().length;
-    if (spanEnd > start + m.index) yield [start + m.index, spanEnd];
+    const spanStart = start + m.index;
+    const spanEnd = trimmedEnd(text, spanStart, spanStart + m[0].length);
+    if (spanEnd > spanStart) yield [spanStart, spanEnd];
   }
 }
 

@@ -12,8 +12,8 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
+import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 
 export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
