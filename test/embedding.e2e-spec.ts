@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { addDocument, createDataset } from './utils/documents.js';
+import { addDocument, createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, freePort, runUntilExit, startTestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
@@ -182,6 +182,47 @@ describe('Embedding providers', () => {
         .expect(200);
       expect(early.body.results[0].semantic_score).toBeLessThan(0.9999);
       expect(early.body.results[0].semantic_score).toBeCloseTo(checked.body.results[0].semantic_score, 6);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps answering requests while it embeds a document’s passages (the model runs in worker threads)', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: 'synthetic/bert-L6-H384' });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      // Real abstracts, about 190 chunks of 256 tokens: six batches of 32 for the model, and a text whose
+      // chunking by the model’s tokenizer took 0.2 s on the main thread.
+      const content = readFileSync('../shared/datasets/scifact/corpus.jsonl', 'utf8')
+        .split('\n', 120)
+        .map((line) => (JSON.parse(line) as { text: string }).text)
+        .join('\n\n');
+      const started = performance.now();
+      const upload = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content })
+        .expect(201);
+      let document: DocumentBody | undefined;
+      const processed = waitForDocument(t.http, key, datasetId, upload.body.document_id).then(
+        (body) => (document = body),
+      );
+      let slowest = 0;
+      while (!document) {
+        const sent = performance.now();
+        await t.http.get('/health').expect(200);
+        slowest = Math.max(slowest, performance.now() - sent);
+      }
+      await processed;
+      const elapsed = performance.now() - started;
+
+      expect(document.status).toBe('ready');
+      const batches = Math.ceil(document.chunks_created! / 32);
+      expect(batches).toBeGreaterThanOrEqual(3);
+      // A batch run on the main thread held every request of the process for the whole run, most of
+      // the time a batch takes: here no request waits for more than a quarter of it.
+      expect(slowest).toBeLessThan(elapsed / batches / 4);
     } finally {
       await t.close();
     }

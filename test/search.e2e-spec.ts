@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
@@ -995,6 +996,49 @@ describe('Reranking in process', () => {
         expect(r.rerank_score).toBeLessThanOrEqual(1);
       }
       expect(results.map((r) => r.score)).toEqual([...results.map((r) => r.score)].sort((a, b) => b - a));
+    } finally {
+      await t.close();
+    }
+  });
+  it('keeps answering other requests while it reranks (the cross-encoder runs in a worker thread)', async () => {
+    const t = await startTestApp({
+      EMBEDDING_PROVIDER: 'none',
+      RERANK_PROVIDER: 'local',
+      RERANK_MODEL: 'synthetic/ce-L6-H384',
+    });
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      // Real abstracts, so that each of the 20 candidates the cross-encoder reads is long.
+      const content = readFileSync('../shared/datasets/scifact/corpus.jsonl', 'utf8')
+        .split('\n', 30)
+        .map((line) => (JSON.parse(line) as { text: string }).text)
+        .join('\n\n');
+      await ingest(t, key, datasetId, [{ content }]);
+      const searches = 5;
+      const started = performance.now();
+      let searched = false;
+      const reranked = (async () => {
+        for (let i = 0; i < searches; i++) {
+          const response = await t.http
+            .post('/v1/mcp/query')
+            .set(bearer(key))
+            .send({ dataset_id: datasetId, query: 'patients cells study results', rerank: true })
+            .expect(200);
+          expect(response.body.results).toHaveLength(5);
+        }
+      })().finally(() => (searched = true));
+      let slowest = 0;
+      while (!searched) {
+        const sent = performance.now();
+        await t.http.get('/health').expect(200);
+        slowest = Math.max(slowest, performance.now() - sent);
+      }
+      await reranked;
+      const elapsed = performance.now() - started;
+      // Run on the main thread, the cross-encoder held every other request for the whole run, most
+      // of each search's time: here none waits for more than a quarter of a search.
+      expect(slowest).toBeLessThan(elapsed / searches / 4);
     } finally {
       await t.close();
     }

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import type { DomainEvents } from 'src/common/events/domain-events.js';
-import { loadConfig } from 'src/config/app-config.js';
+import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
@@ -36,12 +36,14 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
       model: 'm',
       dimensions: 2,
       maxTokens: 100,
-      tokenizer: { count: (t: string) => t.length },
+      chunk: () => Promise.reject(new Error('chunked by the service')),
       embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0])),
       embedQuery: () => Promise.resolve([1, 0]),
     }),
-    tokenizer: () => ({ count: (t: string) => t.split(' ').length }),
-    maxChunkTokens: () => 50,
+    chunk: (text) =>
+      Promise.resolve(
+        chunkText(text, { count: (t) => t.split(' ').length }, { maxTokens: 50, overlapTokens: 0 }),
+      ),
   });
   const events = strictMock<DomainEvents>({ emit: (name, data) => void emitted.push([name, data]) });
   const service = new IngestionService(
@@ -49,7 +51,6 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,
     events,
-    loadConfig({}),
     pino({ level: 'silent' }),
   );
   return { service, stages, emitted, index, fail };

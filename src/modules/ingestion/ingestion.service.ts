@@ -2,8 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { DomainEvents, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { hasText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
@@ -26,7 +24,6 @@ export class IngestionService {
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
     private readonly events: DomainEvents,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -41,10 +38,7 @@ export class IngestionService {
       if (!hasText(extracted)) throw IngestionErrors.noText(document.kind);
 
       await this.repository.setProgress(run, 'chunking', STAGE_START.chunking);
-      const chunks = chunkText(extracted, this.embedding.tokenizer(), {
-        maxTokens: this.embedding.maxChunkTokens(),
-        overlapTokens: this.config.ingestion.chunkOverlapTokens,
-      });
+      const chunks = await this.embedding.chunk(extracted);
       if (chunks.length === 0) throw IngestionErrors.noText(document.kind);
 
       const provider = this.embedding.current();

@@ -1,4 +1,5 @@
-import type { Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
+import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 
 /**
  * Turns text into vectors. Implementations batch internally as they see fit; the vectors come back
@@ -10,8 +11,11 @@ export interface EmbeddingProvider {
   readonly dimensions: number;
   /** The most tokens one input may have; longer inputs would be truncated by the model. */
   readonly maxTokens: number;
-  /** Counts tokens as the model does (or estimates them, where the model's tokenizer is remote). */
-  readonly tokenizer: Tokenizer;
+  /**
+   * Cuts a document's text into chunks (see `chunkText`), counting tokens as the model does, or
+   * estimating them where the model's tokenizer is remote.
+   */
+  chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]>;
   embedPassages(texts: string[]): Promise<number[][]>;
   embedQuery(text: string): Promise<number[]>;
   /**

@@ -2,10 +2,11 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { ESTIMATING_TOKENIZER, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
+import { type Chunk, chunkByEstimate } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 export interface EmbeddingStatus {
@@ -79,13 +80,21 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
     return this.provider;
   }
 
-  /** How chunks are sized: the model's own tokenizer when it is local, an estimate otherwise. */
-  tokenizer(): Tokenizer {
-    return this.provider?.tokenizer ?? ESTIMATING_TOKENIZER;
+  /**
+   * Cuts a document's text into chunks the model takes whole: by the model's own tokenizer when it is
+   * local (in its worker thread), by an estimate otherwise.
+   */
+  chunk(text: ExtractedText): Promise<Chunk[]> {
+    const options = {
+      maxTokens: this.maxChunkTokens(),
+      overlapTokens: this.config.ingestion.chunkOverlapTokens,
+    };
+    if (this.provider) return this.provider.chunk(text, options);
+    return chunkByEstimate(text, options);
   }
 
   /** The largest chunk the model takes whole (with a margin for special tokens). */
-  maxChunkTokens(): number {
+  private maxChunkTokens(): number {
     const limit = this.provider ? this.provider.maxTokens - 2 : Number.MAX_SAFE_INTEGER;
     return Math.min(this.config.ingestion.chunkTokens, limit);
   }

@@ -1,11 +1,27 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FeatureExtractionPipeline } from '@huggingface/transformers';
-import type { Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
+import { WorkerThread } from 'src/common/threads/worker-thread.js';
+import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import { embed, loadExtractor } from 'src/modules/ingestion/embedding/local-model.js';
+import type { LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
 import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
-import { QueryEmbedder } from 'src/modules/ingestion/embedding/query-embedder.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+
+/** What a model's worker thread is asked (see embedding.worker.ts). */
+export type ModelRequest =
+  { op: 'embed'; texts: string[] } | { op: 'chunk'; text: ExtractedText; options: ChunkingOptions };
+
+/** What a model's worker thread reports once its model is loaded. */
+export interface LoadedModel {
+  dimensions: number;
+  /** The most tokens one input may have (the model's position embeddings). */
+  maxTokens: number;
+}
+
+type ModelThread = WorkerThread<ModelRequest, number[][] | Chunk[], LoadedModel>;
+
+const startModelThread = (options: LocalModelOptions): Promise<ModelThread> =>
+  WorkerThread.start(new URL('./embedding.worker.js', import.meta.url), options);
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
 /** BGE's instruction for queries (passages are embedded as they are). */
@@ -15,28 +31,34 @@ const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passage
  * A sentence-embedding model run in process by ONNX Runtime through @huggingface/transformers: CLS
  * pooling and L2 normalisation, as BGE models are used. Models are read from MODELS_DIR (the layout
  * `<dir>/<owner>/<name>/` with `onnx/model_quantized.onnx`), or fetched from the hub when allowed.
+ *
+ * The model never runs on the main thread, nor does its tokenizer (see `WorkerThread`): passages are
+ * embedded, and documents chunked, in one worker thread, with ONNX Runtime's default threads; in
+ * processes that serve searches, queries have a worker thread of their own, with one ONNX thread, so
+ * that a query never waits behind a batch of passages.
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'local';
-  readonly tokenizer: Tokenizer;
+  readonly dimensions: number;
+  readonly maxTokens: number;
   private readonly batcher: MicroBatcher<string, number[]>;
+  /** Set while a failed passage thread is being replaced (see `passageThread`). */
+  private restarting: Promise<ModelThread> | null = null;
+  private closed = false;
 
   private constructor(
-    private readonly extractor: FeatureExtractionPipeline,
     readonly model: string,
-    readonly dimensions: number,
-    readonly maxTokens: number,
+    private readonly source: LocalModelOptions,
+    private passages: ModelThread,
+    private readonly queries: ModelThread | null,
     batchSize: number,
-    private readonly queries: QueryEmbedder | null,
   ) {
+    ({ dimensions: this.dimensions, maxTokens: this.maxTokens } = passages.info);
     this.batcher = new MicroBatcher(
-      (texts) => embed(extractor, texts),
+      async (texts) => (await this.passageThread()).call({ op: 'embed', texts }) as Promise<number[][]>,
       batchSize,
       (a, b) => a.length - b.length,
     );
-    const tokenizer = extractor.tokenizer;
-    // Special tokens ([CLS], [SEP]) count against the model's limit as well.
-    this.tokenizer = { count: (text) => tokenizer.encode(text).length };
   }
 
   static async create(options: {
@@ -44,9 +66,9 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     modelsDir: string;
     allowDownload: boolean;
     batchSize: number;
-    /** Embed queries in a worker thread (see `QueryEmbedder`); for processes that serve searches. */
+    /** Embed queries in a worker thread of their own; for processes that serve searches. */
     queriesInWorker: boolean;
-    /** Told when the worker cannot start; queries are then embedded on the calling thread. */
+    /** Told when the query thread cannot start; queries then share the passages' thread. */
     onQueryWorkerError?: (error: unknown) => void;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
@@ -54,22 +76,19 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
     }
     const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
-    const extractor = await loadExtractor(source);
-    const config = extractor.model.config as { hidden_size?: number; max_position_embeddings?: number };
-    const [probe] = await embed(extractor, ['dimension probe']);
-    return new LocalEmbeddingProvider(
-      extractor,
-      model,
-      config.hidden_size ?? probe.length,
-      config.max_position_embeddings ?? 512,
-      options.batchSize,
-      options.queriesInWorker
-        ? await QueryEmbedder.start(source).catch((error: unknown) => {
-            options.onQueryWorkerError?.(error);
-            return null;
-          })
-        : null,
-    );
+    const passages = await startModelThread(source);
+    const queries = options.queriesInWorker
+      ? await startModelThread({ ...source, threads: 1 }).catch((error: unknown) => {
+          options.onQueryWorkerError?.(error);
+          return null;
+        })
+      : null;
+    return new LocalEmbeddingProvider(model, source, passages, queries, options.batchSize);
+  }
+
+  /** Counts tokens with the model's own tokenizer, in the passages' thread. */
+  async chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
+    return (await this.passageThread()).call({ op: 'chunk', text, options }) as Promise<Chunk[]>;
   }
 
   /**
@@ -81,19 +100,34 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return this.batcher.submit(texts);
   }
 
-  /** In the worker when there is one and it works, else on this thread. */
+  /** In the query thread when there is one and it works, else alone in the passages' thread. */
   async embedQuery(text: string): Promise<number[]> {
     const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
-    if (this.queries?.alive) return this.queries.embed(input);
-    return (await embed(this.extractor, [input]))[0];
+    const thread = this.queries?.alive ? this.queries : await this.passageThread();
+    const [vector] = (await thread.call({ op: 'embed', texts: [input] })) as number[][];
+    return vector;
   }
 
-  /** The query worker is up and has no query under way (queries on this thread never count). */
+  /** The query thread is up and has no query under way (queries in the passages' thread never count). */
   idleForQueries(): boolean {
     return this.queries?.idle ?? false;
   }
 
+  /**
+   * The passages' thread, started again if it has failed (a thread can end without its process: out
+   * of its heap, say), so that one failure costs the requests under way and not every later one.
+   */
+  private async passageThread(): Promise<ModelThread> {
+    if (this.passages.alive || this.closed) return this.passages;
+    this.restarting ??= startModelThread(this.source).finally(() => (this.restarting = null));
+    const thread = await this.restarting;
+    if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
+    this.passages = thread;
+    return thread;
+  }
+
   async close(): Promise<void> {
-    await this.queries?.close();
+    this.closed = true;
+    await Promise.all([this.passages.close(), this.queries?.close()]);
   }
 }

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
-import { ESTIMATING_TOKENIZER } from 'src/modules/ingestion/chunking/chunker.js';
+import { type Chunk, chunkByEstimate, type ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
 import { type EmbeddingProvider, l2Normalise } from 'src/modules/ingestion/embedding/embedding-provider.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 
 export const DEFAULT_OPENAI_MODEL = 'text-embedding-3-small';
 /** The input limit of OpenAI's embedding models. */
@@ -15,7 +16,6 @@ const OPENAI_BATCH = 128;
 export class OpenAIEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'openai';
   readonly maxTokens = OPENAI_MAX_TOKENS;
-  readonly tokenizer = ESTIMATING_TOKENIZER;
 
   private constructor(
     private readonly client: OpenAI,
@@ -40,6 +40,11 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     const probe = new OpenAIEmbeddingProvider(client, model, 0, options.dimensions);
     const [vector] = await probe.request(['dimension probe']);
     return new OpenAIEmbeddingProvider(client, model, vector.length, options.dimensions);
+  }
+
+  /** By an estimate of the tokens: the model's tokenizer is remote. */
+  chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
+    return chunkByEstimate(text, options);
   }
 
   async embedPassages(texts: string[]): Promise<number[][]> {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
@@ -6,7 +6,7 @@ import { HttpReranker, LocalCrossEncoder, type Reranker } from 'src/modules/sear
 
 /** The configured reranker (RERANK_PROVIDER), loaded at start-up; a configured one that fails stops the process. */
 @Injectable()
-export class RerankService implements OnModuleInit {
+export class RerankService implements OnModuleInit, OnApplicationShutdown {
   private reranker: Reranker | null = null;
 
   constructor(
@@ -24,6 +24,11 @@ export class RerankService implements OnModuleInit {
       this.reranker = new HttpReranker(model, baseUrl, apiKey);
     }
     if (this.reranker) this.logger.info({ provider, model }, 'reranker ready');
+  }
+
+  /** After the HTTP server has closed, so that searches still running finish their reranking. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.reranker?.close?.();
   }
 
   current(): Reranker | null {

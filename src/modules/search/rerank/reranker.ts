@@ -1,57 +1,61 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AutoModelForSequenceClassification,
-  AutoTokenizer,
-  env,
-  type PreTrainedModel,
-  type PreTrainedTokenizer,
-} from '@huggingface/transformers';
+import { WorkerThread } from 'src/common/threads/worker-thread.js';
 
 /** Scores how well each passage answers the query, as a probability in 0..1. */
 export interface Reranker {
   readonly name: string;
   readonly model: string;
   score(query: string, passages: string[]): Promise<number[]>;
+  close?(): Promise<void>;
 }
 
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+export interface CrossEncoderOptions {
+  model: string;
+  modelsDir: string;
+  allowDownload: boolean;
+}
 
-/** A cross-encoder (one relevance logit per pair) run in process, e.g. ms-marco-MiniLM-L-6-v2. */
+/** What the cross-encoder's worker thread is asked (see rerank.worker.ts). */
+export interface RerankRequest {
+  query: string;
+  passages: string[];
+}
+
+/**
+ * A cross-encoder (one relevance logit per pair) run in process, e.g. ms-marco-MiniLM-L-6-v2, in a
+ * worker thread: a run over 20 passages takes hundreds of milliseconds, which on the main thread
+ * every other request of the process would wait for.
+ */
 export class LocalCrossEncoder implements Reranker {
   readonly name = 'local';
 
   private constructor(
     readonly model: string,
-    private readonly tokenizer: PreTrainedTokenizer,
-    private readonly encoder: PreTrainedModel,
+    private readonly thread: WorkerThread<RerankRequest, number[]>,
   ) {}
 
-  static async create(options: {
-    model: string;
-    modelsDir: string;
-    allowDownload: boolean;
-  }): Promise<LocalCrossEncoder> {
-    env.localModelPath = options.modelsDir;
-    env.allowRemoteModels = options.allowDownload;
+  static async create(options: CrossEncoderOptions): Promise<LocalCrossEncoder> {
     if (!options.allowDownload && !existsSync(join(options.modelsDir, options.model))) {
       throw new Error(
         `reranker ${options.model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`,
       );
     }
-    const tokenizer = await AutoTokenizer.from_pretrained(options.model);
-    const encoder = await AutoModelForSequenceClassification.from_pretrained(options.model, { dtype: 'q8' });
-    return new LocalCrossEncoder(options.model, tokenizer, encoder);
+    const thread = await WorkerThread.start<RerankRequest, number[]>(
+      new URL('./rerank.worker.js', import.meta.url),
+      options,
+    );
+    return new LocalCrossEncoder(options.model, thread);
   }
 
-  async score(query: string, passages: string[]): Promise<number[]> {
-    if (passages.length === 0) return [];
-    const inputs = this.tokenizer(
-      passages.map(() => query),
-      { text_pair: passages, padding: true, truncation: true },
-    );
-    const { logits } = (await this.encoder(inputs)) as { logits: { tolist(): number[][] } };
-    return logits.tolist().map((row) => sigmoid(row[0]));
+  score(query: string, passages: string[]): Promise<number[]> {
+    if (passages.length === 0) return Promise.resolve([]);
+    return this.thread.call({ query, passages });
+  }
+
+  /** Lets a run under way finish, then stops the thread. */
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }
 

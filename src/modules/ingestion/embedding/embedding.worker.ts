@@ -1,0 +1,31 @@
+import { workerData } from 'node:worker_threads';
+import { serveRequests } from 'src/common/threads/worker-thread.js';
+import { type Chunk, chunkText } from 'src/modules/ingestion/chunking/chunker.js';
+import { embed, loadExtractor, type LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
+import type { LoadedModel, ModelRequest } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+
+/**
+ * A worker thread of `LocalEmbeddingProvider`, with its own copy of the model. An `embed` request is one
+ * run of the model over its texts: the caller decides what goes together (the quantised model scales
+ * activations by the whole batch, so a query is run alone, to get the same vector every time). A
+ * `chunk` request cuts a document's text by the model's own tokenizer, which is synchronous
+ * JavaScript too: 0.2 s for 170,000 characters.
+ */
+await serveRequests<ModelRequest, number[][] | Chunk[], LoadedModel>(async () => {
+  const extractor = await loadExtractor(workerData as LocalModelOptions);
+  const config = extractor.model.config as { hidden_size?: number; max_position_embeddings?: number };
+  const [probe] = await embed(extractor, ['dimension probe']);
+  const tokenizer = extractor.tokenizer;
+  // Special tokens ([CLS], [SEP]) count against the model's limit as well.
+  const counter = { count: (text: string) => tokenizer.encode(text).length };
+  return {
+    info: {
+      dimensions: config.hidden_size ?? probe.length,
+      maxTokens: config.max_position_embeddings ?? 512,
+    },
+    handle: (request: ModelRequest) =>
+      request.op === 'embed'
+        ? embed(extractor, request.texts)
+        : chunkText(request.text, counter, request.options),
+  };
+});
