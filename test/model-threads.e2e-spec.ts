@@ -1,5 +1,7 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import type * as Provider from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+import { scifactAbstracts } from './utils/responsiveness.js';
 
 /**
  * The local model's worker threads, through the built provider: its threads run the compiled worker
@@ -13,8 +15,9 @@ type LocalEmbeddingProvider = Provider.LocalEmbeddingProvider;
 
 /** The Node worker behind the provider's passages thread (private: this test ends it from outside). */
 const passageWorker = (provider: LocalEmbeddingProvider) =>
-  (provider['passages'] as unknown as { worker: Worker }).worker;
+  (provider['passages'] as unknown as { thread: { worker: Worker } }).thread.worker;
 
+const failures: Error[] = [];
 const create = () =>
   LocalEmbeddingProvider.create({
     model: 'synthetic/bert-L6-H384',
@@ -22,6 +25,10 @@ const create = () =>
     allowDownload: false,
     batchSize: 32,
     queriesInWorker: false,
+    onQueryWorkerError: (error) => {
+      throw error;
+    },
+    onThreadFailure: (error) => failures.push(error),
   });
 
 describe('The local model’s worker threads', () => {
@@ -31,6 +38,7 @@ describe('The local model’s worker threads', () => {
       const [before] = await provider.embedPassages(['Thread restarts keep ingestion going.']);
       const ended = passageWorker(provider);
       await ended.terminate(); // as a thread out of its heap would end
+      expect(failures.splice(0).map((error) => error.message)).toEqual(['a worker thread exited (code 1)']);
       const [after] = await provider.embedPassages(['Thread restarts keep ingestion going.']);
       expect(passageWorker(provider)).not.toBe(ended);
       after.forEach((value, i) => expect(value).toBeCloseTo(before[i], 6));
@@ -41,22 +49,49 @@ describe('The local model’s worker threads', () => {
     }
   }, 60_000);
 
+  it('chunk by the model’s tokenizer without holding the main thread', async () => {
+    const provider = await create();
+    try {
+      // About 1.2 s of tokenising in JavaScript: on the main thread, one stall as long as the whole.
+      const text = scifactAbstracts(600).slice(0, 1_000_000);
+      const delay = monitorEventLoopDelay({ resolution: 5 });
+      delay.enable();
+      const started = performance.now();
+      const chunks = await provider.chunk(
+        { format: 'prose', sections: [{ text }] },
+        { maxTokens: 254, overlapTokens: 32 },
+      );
+      const elapsedMs = performance.now() - started;
+      delay.disable();
+      expect(chunks.length).toBeGreaterThan(900);
+      expect(delay.max / 1e6).toBeLessThan(elapsedMs / 4);
+    } finally {
+      await provider.close();
+    }
+  }, 60_000);
+
   it('fail one request that throws in the thread, not the thread; refuse all once closed', async () => {
     const provider = await create();
     const chunking = { maxTokens: 64, overlapTokens: 0 };
     try {
-      await expect(provider.chunk({ format: 'prose', sections: null! }, chunking)).rejects.toThrow(
-        TypeError.name,
-      );
+      const thread = passageWorker(provider);
+      // The thread's own error comes back, as the error it was.
+      await expect(provider.chunk({ format: 'prose', sections: null! }, chunking)).rejects.toMatchObject({
+        name: 'TypeError',
+        message: expect.stringMatching(/^Cannot read properties of null/),
+      });
+      expect(passageWorker(provider)).toBe(thread);
       const chunks = await provider.chunk(
         { format: 'prose', sections: [{ text: 'One sentence. Two.' }] },
         chunking,
       );
       expect(chunks.map((chunk) => chunk.content)).toEqual(['One sentence. Two.']);
+      expect(passageWorker(provider)).toBe(thread);
     } finally {
       await provider.close();
     }
     await expect(provider.embedPassages(['After closing.'])).rejects.toThrow('closed');
     await expect(provider.embedQuery('After closing.')).rejects.toThrow('closed');
+    expect(failures).toEqual([]); // closing is no failure
   }, 60_000);
 });

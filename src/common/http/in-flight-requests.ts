@@ -51,7 +51,7 @@ type Holding = Request & { [TICKET]?: Ticket };
 
 /**
  * The requests this process is still answering. On shutdown (`beforeApplicationShutdown`, which Nest
- * runs before the HTTP server closes and before the pools and the query worker are closed in
+ * runs before the HTTP server closes and before the pools and the model threads are closed in
  * `onApplicationShutdown`) new requests are refused with 503 `shutting_down`, and those under way
  * are given up to `SHUTDOWN_GRACE_SECONDS` to finish, whether their clients still wait or not. (Nest's
  * own order waits only for connections still open, so a handler whose client had gone found its pool

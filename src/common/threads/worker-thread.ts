@@ -1,9 +1,23 @@
+import { types } from 'node:util';
 import { parentPort, Worker } from 'node:worker_threads';
 
-type Envelope<Reply> = { id: number; reply: Reply } | { id: number; error: string };
-type Ready<Info> = { ready: true; info: Info } | { ready: false; error: string };
+type Envelope<Reply> = { id: number; reply: Reply } | { id: number; error: unknown };
+type Ready<Info> = { ready: true; info: Info } | { ready: false; error: unknown };
+
+interface Pending<Request, Reply> {
+  id: number;
+  request: Request;
+  resolve(reply: Reply): void;
+  reject(error: Error): void;
+}
 
 const exitError = (code: number) => new Error(`a worker thread exited (code ${code})`);
+
+/**
+ * An error as it came across the thread boundary: Node clones an Error with its name, message and
+ * stack (`isNativeError`, as it may belong to another realm than this module's `Error`).
+ */
+const asError = (error: unknown) => (types.isNativeError(error) ? error : new Error(String(error)));
 
 /**
  * A worker thread that answers requests, one reply for each, for CPU-bound work that must not hold the
@@ -11,47 +25,57 @@ const exitError = (code: number) => new Error(`a worker thread exited (code ${co
  * synchronous JavaScript, so either on the main thread would stop every request of the process for as
  * long as it runs. The script runs `serveRequests`; `Info` is what it reports once it is ready (what
  * it loaded, say).
+ *
+ * Requests go to the thread one at a time, the others waiting here: the thread could not run two at
+ * once anyway, and so closing it waits for one run at most, never for a queue.
  */
 export class WorkerThread<Request, Reply, Info = void> {
-  private readonly pending = new Map<number, { resolve(reply: Reply): void; reject(e: Error): void }>();
+  private readonly queue: Pending<Request, Reply>[] = [];
+  private running: Pending<Request, Reply> | null = null;
   private nextId = 0;
   private failure: Error | null = null;
-  /** Called when the last pending request is answered (see `close`). */
-  private onIdle: (() => void) | null = null;
+  private closing: Promise<void> | null = null;
+  /** Called when the request under way is answered (see `close`). */
+  private onSettled: (() => void) | null = null;
 
   private constructor(
     private readonly worker: Worker,
     readonly info: Info,
+    /** Told when the thread ends other than by `close` (an uncaught error, out of its heap). */
+    private readonly onFailure?: (error: Error) => void,
   ) {
     worker.on('message', (message: Envelope<Reply>) => {
-      const waiting = this.pending.get(message.id);
-      if (!waiting) return;
-      this.pending.delete(message.id);
-      if ('error' in message) waiting.reject(new Error(message.error));
-      else waiting.resolve(message.reply);
-      if (this.pending.size === 0) this.settled();
+      const current = this.running;
+      if (!current || current.id !== message.id) return;
+      this.running = null;
+      if ('error' in message) current.reject(asError(message.error));
+      else current.resolve(message.reply);
+      this.onSettled?.();
+      this.next();
     });
     worker.on('error', (error) => this.fail(error));
     worker.on('exit', (code) => this.fail(exitError(code)));
-    // The thread keeps the process alive only while a request is under way (see `call`).
+    // The thread keeps the process alive only while a request is under way (see `next`).
     worker.unref();
   }
 
   /** Starts the script and resolves once it is ready (or rejects with why it could not start). */
-  static start<Request, Reply, Info = void>(
+  static async start<Request, Reply, Info = void>(
     script: URL,
     workerData: unknown,
+    onFailure?: (error: Error) => void,
   ): Promise<WorkerThread<Request, Reply, Info>> {
     const worker = new Worker(script, { workerData });
     return new Promise((resolve, reject) => {
       const exited = (code: number) => reject(exitError(code));
-      worker.once('error', reject);
+      worker.on('error', reject); // a no-op once settled, and an 'error' must always have a listener
       worker.once('exit', exited);
       worker.once('message', (message: Ready<Info>) => {
-        worker.off('error', reject);
         worker.off('exit', exited);
-        if (message.ready) resolve(new WorkerThread<Request, Reply, Info>(worker, message.info));
-        else void worker.terminate().then(() => reject(new Error(message.error)));
+        if (message.ready) {
+          worker.off('error', reject);
+          resolve(new WorkerThread<Request, Reply, Info>(worker, message.info, onFailure));
+        } else void worker.terminate().then(() => reject(asError(message.error)));
       });
     });
   }
@@ -61,51 +85,137 @@ export class WorkerThread<Request, Reply, Info = void> {
     return this.failure === null;
   }
 
-  /** Alive, with nothing under way. */
+  /** Alive, with nothing under way or waiting. */
   get idle(): boolean {
-    return this.failure === null && this.pending.size === 0;
+    return this.failure === null && this.running === null && this.queue.length === 0;
   }
 
   call(request: Request): Promise<Reply> {
     if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    if (this.pending.size === 0) this.worker.ref();
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, request });
+      this.queue.push({ id: this.nextId++, request, resolve, reject });
+      this.next();
     });
   }
 
   /**
-   * Refuses new requests, lets those under way finish (for up to `graceMs`), then stops the thread.
-   * Terminating a thread in the middle of an ONNX run aborts the whole process.
+   * Refuses new requests and those still waiting, lets the one under way finish (for up to `graceMs`),
+   * then stops the thread. Terminating a thread in the middle of an ONNX run aborts the whole process.
    */
-  async close(graceMs = 5_000): Promise<void> {
+  close(graceMs = 30_000): Promise<void> {
+    this.closing ??= this.shutDown(graceMs);
+    return this.closing;
+  }
+
+  private async shutDown(graceMs: number): Promise<void> {
     this.failure ??= new Error('the worker thread was closed');
-    if (this.pending.size > 0) {
+    this.rejectWaiting(this.failure);
+    if (this.running) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
-        this.onIdle = () => {
+        this.onSettled = () => {
           clearTimeout(timer);
           resolve();
         };
       });
     }
-    this.fail(this.failure);
+    this.end();
     await this.worker.terminate();
   }
 
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const waiting of this.pending.values()) waiting.reject(this.failure);
-    this.pending.clear();
-    this.settled();
+  /** Sends the next waiting request when none is under way. */
+  private next(): void {
+    if (this.running || this.failure) return;
+    const pending = this.queue.shift();
+    if (!pending) {
+      this.worker.unref();
+      return;
+    }
+    this.running = pending;
+    this.worker.ref();
+    try {
+      this.worker.postMessage({ id: pending.id, request: pending.request });
+    } catch (error) {
+      // A request that cannot be cloned fails alone.
+      this.running = null;
+      pending.reject(asError(error));
+      this.next();
+    }
   }
 
-  /** Nothing is under way any more. */
-  private settled(): void {
+  private fail(error: Error): void {
+    if (!this.failure) {
+      this.failure = error;
+      this.onFailure?.(error);
+    }
+    this.end();
+  }
+
+  /** Rejects whatever is under way or waiting, with the failure (or the closing). */
+  private end(): void {
+    if (!this.failure) return;
+    this.running?.reject(this.failure);
+    this.running = null;
+    this.rejectWaiting(this.failure);
     this.worker.unref();
-    this.onIdle?.();
+    this.onSettled?.();
+  }
+
+  private rejectWaiting(error: Error): void {
+    for (const waiting of this.queue.splice(0)) waiting.reject(error);
+  }
+}
+
+/**
+ * A `WorkerThread` started again, with the same script, on the first request after it has failed (a
+ * thread can end without its process: out of its own heap, say), so that one failure costs the
+ * requests under way and not every later one. Closing it closes whichever thread it has.
+ */
+export class RestartingThread<Request, Reply, Info = void> {
+  private restarting: Promise<WorkerThread<Request, Reply, Info>> | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly startThread: () => Promise<WorkerThread<Request, Reply, Info>>,
+    private thread: WorkerThread<Request, Reply, Info>,
+  ) {}
+
+  static async start<Request, Reply, Info = void>(
+    script: URL,
+    workerData: unknown,
+    onFailure?: (error: Error) => void,
+  ): Promise<RestartingThread<Request, Reply, Info>> {
+    const startThread = () => WorkerThread.start<Request, Reply, Info>(script, workerData, onFailure);
+    return new RestartingThread(startThread, await startThread());
+  }
+
+  /** What the thread reported when it was ready. */
+  get info(): Info {
+    return this.thread.info;
+  }
+
+  async call(request: Request): Promise<Reply> {
+    return (await this.live()).call(request);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([
+      this.thread.close(),
+      this.restarting?.then(
+        (thread) => thread.close(),
+        () => undefined,
+      ),
+    ]);
+  }
+
+  private async live(): Promise<WorkerThread<Request, Reply, Info>> {
+    if (this.thread.alive || this.closed) return this.thread;
+    this.restarting ??= this.startThread().finally(() => (this.restarting = null));
+    const thread = await this.restarting;
+    if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
+    this.thread = thread;
+    return thread;
   }
 }
 
@@ -123,11 +233,14 @@ export async function serveRequests<Request, Reply, Info>(
     port.on('message', ({ id, request }: { id: number; request: Request }) => {
       new Promise<Reply>((resolve) => resolve(served.handle(request))).then(
         (reply) => port.postMessage({ id, reply }),
-        (error: unknown) => port.postMessage({ id, error: String(error) }),
+        (error: unknown) => port.postMessage({ id, error: cloneable(error) }),
       );
     });
     port.postMessage({ ready: true, info: served.info });
   } catch (error) {
-    port.postMessage({ ready: false, error: String(error) });
+    port.postMessage({ ready: false, error: cloneable(error) });
   }
 }
+
+/** An Error crosses as itself (its name, message and stack); anything else as its text. */
+const cloneable = (error: unknown) => (error instanceof Error ? error : String(error));

@@ -132,7 +132,12 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
       onQueryWorkerError: (err) =>
         this.logger.warn(
           { err },
-          'query embedding worker did not start: queries are embedded on the main thread',
+          'query embedding thread did not start: queries are embedded in the passages’ thread, behind their batches',
+        ),
+      onThreadFailure: (err) =>
+        this.logger.error(
+          { err },
+          'an embedding thread ended: its requests under way failed; passages get a new thread, queries share it',
         ),
     });
   }

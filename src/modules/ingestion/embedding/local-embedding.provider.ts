@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkerThread } from 'src/common/threads/worker-thread.js';
+import { RestartingThread, WorkerThread } from 'src/common/threads/worker-thread.js';
 import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import type { LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
 import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 
@@ -18,10 +17,8 @@ export interface LoadedModel {
   maxTokens: number;
 }
 
-type ModelThread = WorkerThread<ModelRequest, number[][] | Chunk[], LoadedModel>;
-
-const startModelThread = (options: LocalModelOptions): Promise<ModelThread> =>
-  WorkerThread.start(new URL('./embedding.worker.js', import.meta.url), options);
+type ModelReply = number[][] | Chunk[];
+const MODEL_SCRIPT = new URL('./embedding.worker.js', import.meta.url);
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
 /** BGE's instruction for queries (passages are embedded as they are). */
@@ -42,20 +39,16 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly dimensions: number;
   readonly maxTokens: number;
   private readonly batcher: MicroBatcher<string, number[]>;
-  /** Set while a failed passage thread is being replaced (see `passageThread`). */
-  private restarting: Promise<ModelThread> | null = null;
-  private closed = false;
 
   private constructor(
     readonly model: string,
-    private readonly source: LocalModelOptions,
-    private passages: ModelThread,
-    private readonly queries: ModelThread | null,
+    private readonly passages: RestartingThread<ModelRequest, ModelReply, LoadedModel>,
+    private readonly queries: WorkerThread<ModelRequest, ModelReply, LoadedModel> | null,
     batchSize: number,
   ) {
     ({ dimensions: this.dimensions, maxTokens: this.maxTokens } = passages.info);
     this.batcher = new MicroBatcher(
-      async (texts) => (await this.passageThread()).call({ op: 'embed', texts }) as Promise<number[][]>,
+      (texts) => passages.call({ op: 'embed', texts }) as Promise<number[][]>,
       batchSize,
       (a, b) => a.length - b.length,
     );
@@ -69,26 +62,36 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     /** Embed queries in a worker thread of their own; for processes that serve searches. */
     queriesInWorker: boolean;
     /** Told when the query thread cannot start; queries then share the passages' thread. */
-    onQueryWorkerError?: (error: unknown) => void;
+    onQueryWorkerError: (error: unknown) => void;
+    /** Told when a thread that had started ends (the passages' thread is then started again). */
+    onThreadFailure: (error: Error) => void;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
     if (!options.allowDownload && !existsSync(join(options.modelsDir, model))) {
       throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
     }
     const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
-    const passages = await startModelThread(source);
+    const passages = await RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(
+      MODEL_SCRIPT,
+      source,
+      options.onThreadFailure,
+    );
     const queries = options.queriesInWorker
-      ? await startModelThread({ ...source, threads: 1 }).catch((error: unknown) => {
-          options.onQueryWorkerError?.(error);
+      ? await WorkerThread.start<ModelRequest, ModelReply, LoadedModel>(
+          MODEL_SCRIPT,
+          { ...source, threads: 1 },
+          options.onThreadFailure,
+        ).catch((error: unknown) => {
+          options.onQueryWorkerError(error);
           return null;
         })
       : null;
-    return new LocalEmbeddingProvider(model, source, passages, queries, options.batchSize);
+    return new LocalEmbeddingProvider(model, passages, queries, options.batchSize);
   }
 
   /** Counts tokens with the model's own tokenizer, in the passages' thread. */
-  async chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
-    return (await this.passageThread()).call({ op: 'chunk', text, options }) as Promise<Chunk[]>;
+  chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
+    return this.passages.call({ op: 'chunk', text, options }) as Promise<Chunk[]>;
   }
 
   /**
@@ -103,7 +106,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   /** In the query thread when there is one and it works, else alone in the passages' thread. */
   async embedQuery(text: string): Promise<number[]> {
     const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
-    const thread = this.queries?.alive ? this.queries : await this.passageThread();
+    const thread = this.queries?.alive ? this.queries : this.passages;
     const [vector] = (await thread.call({ op: 'embed', texts: [input] })) as number[][];
     return vector;
   }
@@ -113,21 +116,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return this.queries?.idle ?? false;
   }
 
-  /**
-   * The passages' thread, started again if it has failed (a thread can end without its process: out
-   * of its heap, say), so that one failure costs the requests under way and not every later one.
-   */
-  private async passageThread(): Promise<ModelThread> {
-    if (this.passages.alive || this.closed) return this.passages;
-    this.restarting ??= startModelThread(this.source).finally(() => (this.restarting = null));
-    const thread = await this.restarting;
-    if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
-    this.passages = thread;
-    return thread;
-  }
-
   async close(): Promise<void> {
-    this.closed = true;
     await Promise.all([this.passages.close(), this.queries?.close()]);
   }
 }

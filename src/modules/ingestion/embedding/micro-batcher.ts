@@ -8,8 +8,9 @@ interface Pending<I, O> {
  * Coalesces items from concurrent callers into batches for one worker function that runs one batch
  * at a time. While a batch runs, new items queue up; as soon as it ends, up to `maxBatch` of them go
  * next. There is no waiting timer: a lone caller is served at once, and under load batches fill up by
- * themselves. Used for the embedding model, whose cost per text falls steeply with batch size, while
- * each ingestion job only has a few chunks.
+ * themselves. Used for the embedding model, which runs one batch at a time and pays a fixed cost per
+ * run, while each ingestion job only has a few chunks (on SciFact's chunks of 256 tokens, though,
+ * batches of 19 were no faster than batches of 2: docs/benchmarks.md).
  */
 export class MicroBatcher<I, O> {
   private readonly queue: Pending<I, O>[] = [];

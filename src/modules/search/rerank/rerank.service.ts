@@ -18,7 +18,9 @@ export class RerankService implements OnModuleInit, OnApplicationShutdown {
     const { provider, model, baseUrl, apiKey } = this.config.rerank;
     if (provider === 'local') {
       const { modelsDir, allowDownload } = this.config.embedding;
-      this.reranker = await LocalCrossEncoder.create({ model, modelsDir, allowDownload });
+      this.reranker = await LocalCrossEncoder.create({ model, modelsDir, allowDownload }, (err) =>
+        this.logger.error({ err }, 'the reranking thread ended: its search failed; the next starts another'),
+      );
     } else if (provider === 'http') {
       if (!baseUrl) throw new Error('RERANK_PROVIDER=http needs RERANK_BASE_URL');
       this.reranker = new HttpReranker(model, baseUrl, apiKey);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkerThread } from 'src/common/threads/worker-thread.js';
+import { RestartingThread } from 'src/common/threads/worker-thread.js';
 
 /** Scores how well each passage answers the query, as a probability in 0..1. */
 export interface Reranker {
@@ -32,18 +32,23 @@ export class LocalCrossEncoder implements Reranker {
 
   private constructor(
     readonly model: string,
-    private readonly thread: WorkerThread<RerankRequest, number[]>,
+    private readonly thread: RestartingThread<RerankRequest, number[]>,
   ) {}
 
-  static async create(options: CrossEncoderOptions): Promise<LocalCrossEncoder> {
+  /** `onFailure` is told when the thread ends; the next search starts another. */
+  static async create(
+    options: CrossEncoderOptions,
+    onFailure: (error: Error) => void,
+  ): Promise<LocalCrossEncoder> {
     if (!options.allowDownload && !existsSync(join(options.modelsDir, options.model))) {
       throw new Error(
         `reranker ${options.model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`,
       );
     }
-    const thread = await WorkerThread.start<RerankRequest, number[]>(
+    const thread = await RestartingThread.start<RerankRequest, number[]>(
       new URL('./rerank.worker.js', import.meta.url),
       options,
+      onFailure,
     );
     return new LocalCrossEncoder(options.model, thread);
   }

@@ -1,0 +1,86 @@
+import type * as Threads from 'src/common/threads/worker-thread.js';
+
+/** The built module: its threads run a compiled script, as in production. */
+const { RestartingThread, WorkerThread } = (await import(
+  `${process.cwd()}/dist/common/threads/worker-thread.js`
+)) as typeof Threads;
+
+type Request =
+  | { op: 'echo'; value: unknown }
+  | { op: 'busy'; ms: number }
+  | { op: 'throw'; message: string }
+  | { op: 'exit' };
+type Info = { threadId: number };
+
+const SCRIPT = new URL('./utils/test.worker.mjs', import.meta.url);
+
+describe('WorkerThread', () => {
+  let failures: Error[];
+  const start = () =>
+    WorkerThread.start<Request, unknown, Info>(SCRIPT, null, (error) => failures.push(error));
+  beforeEach(() => (failures = []));
+
+  it('answers requests in order, one at a time; a request that fails fails alone', async () => {
+    const thread = await start();
+    try {
+      const answers = Promise.all([
+        thread.call({ op: 'busy', ms: 100 }),
+        thread.call({ op: 'echo', value: 1 }),
+        thread.call({ op: 'echo', value: { two: [2] } }),
+      ]);
+      expect(thread.idle).toBe(false);
+      expect(await answers).toEqual(['done', 1, { two: [2] }]);
+      expect(thread.idle).toBe(true);
+
+      await expect(thread.call({ op: 'throw', message: 'out of range' })).rejects.toMatchObject({
+        name: 'RangeError',
+        message: 'out of range',
+      });
+      // A request that cannot cross to the thread (a function) is refused here, the thread unharmed.
+      await expect(thread.call({ op: 'echo', value: () => 1 })).rejects.toThrow(/could not be cloned/);
+      expect(await thread.call({ op: 'echo', value: 'still here' })).toBe('still here');
+      expect(failures).toEqual([]);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('fails what is under way and what waits when the thread ends, and says so once', async () => {
+    const thread = await start();
+    const ended = thread.call({ op: 'exit' });
+    const waiting = thread.call({ op: 'echo', value: 1 });
+    await expect(ended).rejects.toThrow('a worker thread exited (code 3)');
+    await expect(waiting).rejects.toThrow('a worker thread exited (code 3)');
+    expect(thread.alive).toBe(false);
+    await expect(thread.call({ op: 'echo', value: 2 })).rejects.toThrow('exited');
+    expect(failures.map((error) => error.message)).toEqual(['a worker thread exited (code 3)']);
+    await thread.close();
+  });
+
+  it('closes after the request under way, refusing those that wait; closing twice is closing once', async () => {
+    const thread = await start();
+    const running = thread.call({ op: 'busy', ms: 300 });
+    const waiting = thread.call({ op: 'echo', value: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the busy request has reached the thread
+    const closed = thread.close();
+    expect(thread.close()).toBe(closed);
+    await expect(waiting).rejects.toThrow('the worker thread was closed');
+    await expect(running).resolves.toBe('done');
+    await closed;
+    await expect(thread.call({ op: 'echo', value: 2 })).rejects.toThrow('closed');
+    expect(failures).toEqual([]); // closing is no failure
+  });
+
+  it('RestartingThread starts a new thread on the request after one ended, and none once closed', async () => {
+    const thread = await RestartingThread.start<Request, unknown, Info>(SCRIPT, null, (error) =>
+      failures.push(error),
+    );
+    const first = thread.info.threadId;
+    await expect(thread.call({ op: 'exit' })).rejects.toThrow('exited');
+    expect(await thread.call({ op: 'echo', value: 'again' })).toBe('again');
+    expect(thread.info.threadId).not.toBe(first);
+    expect(failures).toHaveLength(1);
+    await thread.close();
+    await expect(thread.call({ op: 'echo', value: 'closed' })).rejects.toThrow('closed');
+  });
+});
