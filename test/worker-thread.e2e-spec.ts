@@ -17,7 +17,7 @@ const SCRIPT = new URL('./utils/test.worker.mjs', import.meta.url);
 describe('WorkerThread', () => {
   let failures: Error[];
   const start = () =>
-    WorkerThread.start<Request, unknown, Info>(SCRIPT, null, (error) => failures.push(error));
+    WorkerThread.start<Request, unknown, Info>(SCRIPT, null, { onFailure: (error) => failures.push(error) });
   beforeEach(() => (failures = []));
 
   it('answers requests in order, one at a time; a request that fails fails alone', async () => {
@@ -71,10 +71,21 @@ describe('WorkerThread', () => {
     expect(failures).toEqual([]); // closing is no failure
   });
 
+  it('sends up to `inFlight` requests on, and closing waits for all of them', async () => {
+    const thread = await WorkerThread.start<Request, unknown, Info>(SCRIPT, null, { inFlight: 2 });
+    const sent = Promise.all([thread.call({ op: 'busy', ms: 300 }), thread.call({ op: 'echo', value: 1 })]);
+    const waiting = thread.call({ op: 'echo', value: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = thread.close();
+    await expect(waiting).rejects.toThrow('the worker thread was closed');
+    await expect(sent).resolves.toEqual(['done', 1]);
+    await closed;
+  });
+
   it('RestartingThread starts a new thread on the request after one ended, and none once closed', async () => {
-    const thread = await RestartingThread.start<Request, unknown, Info>(SCRIPT, null, (error) =>
-      failures.push(error),
-    );
+    const thread = await RestartingThread.start<Request, unknown, Info>(SCRIPT, null, {
+      onFailure: (error) => failures.push(error),
+    });
     const first = thread.info.threadId;
     await expect(thread.call({ op: 'exit' })).rejects.toThrow('exited');
     expect(await thread.call({ op: 'echo', value: 'again' })).toBe('again');

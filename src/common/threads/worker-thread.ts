@@ -19,6 +19,16 @@ const exitError = (code: number) => new Error(`a worker thread exited (code ${co
  */
 const asError = (error: unknown) => (types.isNativeError(error) ? error : new Error(String(error)));
 
+export interface ThreadOptions {
+  /** Told when the thread ends other than by `close` (an uncaught error, out of its heap). */
+  onFailure?: (error: Error) => void;
+  /**
+   * Requests sent on before the thread has answered the ones before them (default 1). More keeps a
+   * thread of short runs busy while the main thread, which sends the next, is busy itself.
+   */
+  inFlight?: number;
+}
+
 /**
  * A worker thread that answers requests, one reply for each, for CPU-bound work that must not hold the
  * main thread: ONNX Runtime runs a model synchronously on the calling thread, and tokenising is
@@ -26,30 +36,31 @@ const asError = (error: unknown) => (types.isNativeError(error) ? error : new Er
  * long as it runs. The script runs `serveRequests`; `Info` is what it reports once it is ready (what
  * it loaded, say).
  *
- * Requests go to the thread one at a time, the others waiting here: the thread could not run two at
- * once anyway, and so closing it waits for one run at most, never for a queue.
+ * At most `inFlight` requests are sent to the thread at a time, the others waiting here: the thread
+ * runs one at a time anyway, and so closing it waits for those runs, never for a queue.
  */
 export class WorkerThread<Request, Reply, Info = void> {
   private readonly queue: Pending<Request, Reply>[] = [];
-  private running: Pending<Request, Reply> | null = null;
+  private readonly running = new Map<number, Pending<Request, Reply>>();
+  private readonly inFlight: number;
   private nextId = 0;
   private failure: Error | null = null;
   private closing: Promise<void> | null = null;
-  /** Called when the request under way is answered (see `close`). */
+  /** Called when a request under way is answered (see `close`). */
   private onSettled: (() => void) | null = null;
 
   private constructor(
     private readonly worker: Worker,
     readonly info: Info,
-    /** Told when the thread ends other than by `close` (an uncaught error, out of its heap). */
-    private readonly onFailure?: (error: Error) => void,
+    private readonly options: ThreadOptions,
   ) {
+    this.inFlight = Math.max(1, options.inFlight ?? 1);
     worker.on('message', (message: Envelope<Reply>) => {
-      const current = this.running;
-      if (!current || current.id !== message.id) return;
-      this.running = null;
-      if ('error' in message) current.reject(asError(message.error));
-      else current.resolve(message.reply);
+      const pending = this.running.get(message.id);
+      if (!pending) return;
+      this.running.delete(message.id);
+      if ('error' in message) pending.reject(asError(message.error));
+      else pending.resolve(message.reply);
       this.onSettled?.();
       this.next();
     });
@@ -63,7 +74,7 @@ export class WorkerThread<Request, Reply, Info = void> {
   static async start<Request, Reply, Info = void>(
     script: URL,
     workerData: unknown,
-    onFailure?: (error: Error) => void,
+    options: ThreadOptions = {},
   ): Promise<WorkerThread<Request, Reply, Info>> {
     const worker = new Worker(script, { workerData });
     return new Promise((resolve, reject) => {
@@ -74,7 +85,7 @@ export class WorkerThread<Request, Reply, Info = void> {
         worker.off('exit', exited);
         if (message.ready) {
           worker.off('error', reject);
-          resolve(new WorkerThread<Request, Reply, Info>(worker, message.info, onFailure));
+          resolve(new WorkerThread<Request, Reply, Info>(worker, message.info, options));
         } else void worker.terminate().then(() => reject(asError(message.error)));
       });
     });
@@ -87,7 +98,7 @@ export class WorkerThread<Request, Reply, Info = void> {
 
   /** Alive, with nothing under way or waiting. */
   get idle(): boolean {
-    return this.failure === null && this.running === null && this.queue.length === 0;
+    return this.failure === null && this.running.size === 0 && this.queue.length === 0;
   }
 
   call(request: Request): Promise<Reply> {
@@ -99,7 +110,7 @@ export class WorkerThread<Request, Reply, Info = void> {
   }
 
   /**
-   * Refuses new requests and those still waiting, lets the one under way finish (for up to `graceMs`),
+   * Refuses new requests and those still waiting, lets those under way finish (for up to `graceMs`),
    * then stops the thread. Terminating a thread in the middle of an ONNX run aborts the whole process.
    */
   close(graceMs = 30_000): Promise<void> {
@@ -110,10 +121,11 @@ export class WorkerThread<Request, Reply, Info = void> {
   private async shutDown(graceMs: number): Promise<void> {
     this.failure ??= new Error('the worker thread was closed');
     this.rejectWaiting(this.failure);
-    if (this.running) {
+    if (this.running.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
         this.onSettled = () => {
+          if (this.running.size > 0) return;
           clearTimeout(timer);
           resolve();
         };
@@ -123,30 +135,27 @@ export class WorkerThread<Request, Reply, Info = void> {
     await this.worker.terminate();
   }
 
-  /** Sends the next waiting request when none is under way. */
+  /** Sends waiting requests while fewer than `inFlight` are under way. */
   private next(): void {
-    if (this.running || this.failure) return;
-    const pending = this.queue.shift();
-    if (!pending) {
-      this.worker.unref();
-      return;
+    while (!this.failure && this.running.size < this.inFlight && this.queue.length > 0) {
+      const pending = this.queue.shift()!;
+      this.running.set(pending.id, pending);
+      try {
+        this.worker.postMessage({ id: pending.id, request: pending.request });
+      } catch (error) {
+        // A request that cannot be cloned fails alone.
+        this.running.delete(pending.id);
+        pending.reject(asError(error));
+      }
     }
-    this.running = pending;
-    this.worker.ref();
-    try {
-      this.worker.postMessage({ id: pending.id, request: pending.request });
-    } catch (error) {
-      // A request that cannot be cloned fails alone.
-      this.running = null;
-      pending.reject(asError(error));
-      this.next();
-    }
+    if (this.running.size > 0) this.worker.ref();
+    else this.worker.unref();
   }
 
   private fail(error: Error): void {
     if (!this.failure) {
       this.failure = error;
-      this.onFailure?.(error);
+      this.options.onFailure?.(error);
     }
     this.end();
   }
@@ -154,8 +163,8 @@ export class WorkerThread<Request, Reply, Info = void> {
   /** Rejects whatever is under way or waiting, with the failure (or the closing). */
   private end(): void {
     if (!this.failure) return;
-    this.running?.reject(this.failure);
-    this.running = null;
+    for (const pending of this.running.values()) pending.reject(this.failure);
+    this.running.clear();
     this.rejectWaiting(this.failure);
     this.worker.unref();
     this.onSettled?.();
@@ -183,9 +192,9 @@ export class RestartingThread<Request, Reply, Info = void> {
   static async start<Request, Reply, Info = void>(
     script: URL,
     workerData: unknown,
-    onFailure?: (error: Error) => void,
+    options: ThreadOptions = {},
   ): Promise<RestartingThread<Request, Reply, Info>> {
-    const startThread = () => WorkerThread.start<Request, Reply, Info>(script, workerData, onFailure);
+    const startThread = () => WorkerThread.start<Request, Reply, Info>(script, workerData, options);
     return new RestartingThread(startThread, await startThread());
   }
 

@@ -19,6 +19,8 @@ export interface LoadedModel {
 
 type ModelReply = number[][] | Chunk[];
 const MODEL_SCRIPT = new URL('./embedding.worker.js', import.meta.url);
+/** Queries sent on to the query thread before it has answered those before them. */
+const QUERIES_IN_FLIGHT = 8;
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
 /** BGE's instruction for queries (passages are embedded as they are). */
@@ -71,16 +73,19 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
     }
     const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
+    const onFailure = options.onThreadFailure;
     const passages = await RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(
       MODEL_SCRIPT,
       source,
-      options.onThreadFailure,
+      { onFailure },
     );
+    // A query runs for a few milliseconds: with several sent on, the thread has the next at hand
+    // while the main thread is busy with other requests. Closing waits for these few runs.
     const queries = options.queriesInWorker
       ? await WorkerThread.start<ModelRequest, ModelReply, LoadedModel>(
           MODEL_SCRIPT,
           { ...source, threads: 1 },
-          options.onThreadFailure,
+          { onFailure, inFlight: QUERIES_IN_FLIGHT },
         ).catch((error: unknown) => {
           options.onQueryWorkerError(error);
           return null;

@@ -48,7 +48,7 @@ export class LocalCrossEncoder implements Reranker {
     const thread = await RestartingThread.start<RerankRequest, number[]>(
       new URL('./rerank.worker.js', import.meta.url),
       options,
-      onFailure,
+      { onFailure },
     );
     return new LocalCrossEncoder(options.model, thread);
   }
