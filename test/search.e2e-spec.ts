@@ -959,6 +959,13 @@ describe('Reranking through a Cohere-compatible API', () => {
 });
 
 describe('Reranking in process', () => {
+  /** Keyword search reranked by the synthetic cross-encoder. */
+  const LOCAL_RERANKER = {
+    EMBEDDING_PROVIDER: 'none',
+    RERANK_PROVIDER: 'local',
+    RERANK_MODEL: 'synthetic/ce-L6-H384',
+  };
+
   it('refuses to start when the configured reranker cannot be loaded', async () => {
     const { code, output } = await runUntilExit({
       EMBEDDING_PROVIDER: 'none',
@@ -970,11 +977,7 @@ describe('Reranking in process', () => {
   }, 60_000);
 
   it('reranks with a local cross-encoder (synthetic model): probabilities in 0..1', async () => {
-    const t = await startTestApp({
-      EMBEDDING_PROVIDER: 'none',
-      RERANK_PROVIDER: 'local',
-      RERANK_MODEL: 'synthetic/ce-L6-H384',
-    });
+    const t = await startTestApp(LOCAL_RERANKER);
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
@@ -1002,11 +1005,7 @@ describe('Reranking in process', () => {
   });
 
   it('keeps answering other requests while it reranks (the cross-encoder runs in a worker thread)', async () => {
-    const t = await startTestApp({
-      EMBEDDING_PROVIDER: 'none',
-      RERANK_PROVIDER: 'local',
-      RERANK_MODEL: 'synthetic/ce-L6-H384',
-    });
+    const t = await startTestApp(LOCAL_RERANKER);
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
