@@ -13,23 +13,31 @@ const { LocalEmbeddingProvider } = (await import(
 
 type LocalEmbeddingProvider = Provider.LocalEmbeddingProvider;
 
-/** The Node worker behind the provider's passages thread (private: this test ends it from outside). */
-const passageWorker = (provider: LocalEmbeddingProvider) =>
-  (provider['passages'] as unknown as { thread: { worker: Worker } }).thread.worker;
+/** The Node worker behind one of the provider's threads (private: these tests end it from outside). */
+const worker = (provider: LocalEmbeddingProvider, thread: 'passages' | 'queries') =>
+  (provider[thread] as unknown as { thread: { worker: Worker } }).thread.worker;
+const passageWorker = (provider: LocalEmbeddingProvider) => worker(provider, 'passages');
 
 const failures: Error[] = [];
-const create = () =>
+const create = (threads = { passages: true, queries: false }) =>
   LocalEmbeddingProvider.create({
     model: 'synthetic/bert-L6-H384',
     modelsDir: '.cache/models',
     allowDownload: false,
     batchSize: 32,
-    queriesInWorker: false,
-    onQueryWorkerError: (error) => {
+    threads,
+    onQueryThreadError: (error) => {
       throw error;
     },
     onThreadFailure: (error) => failures.push(error),
   });
+
+/** Resolves once `condition()` holds, checking every 10 ms. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+const QUERY = 'Thread restarts keep searches going.';
 
 describe('The local model’s worker threads', () => {
   it('start the passages’ thread again when it has ended, with the same model', async () => {
@@ -44,6 +52,48 @@ describe('The local model’s worker threads', () => {
       after.forEach((value, i) => expect(value).toBeCloseTo(before[i], 6));
       // Without a query thread, a query is run alone in the passages' thread.
       expect(await provider.embedQuery('Thread restarts keep ingestion going.')).toHaveLength(384);
+    } finally {
+      await provider.close();
+    }
+  }, 60_000);
+
+  it('start the query thread again in the background, queries sharing the passages’ thread meanwhile', async () => {
+    const provider = await create({ passages: true, queries: true });
+    try {
+      const before = await provider.embedQuery(QUERY);
+      expect(provider.idleForQueries()).toBe(true);
+      const passages = passageWorker(provider);
+      const ended = worker(provider, 'queries');
+      expect(ended).not.toBe(passages);
+      await ended.terminate();
+      expect(failures.splice(0).map((error) => error.message)).toEqual(['a worker thread exited (code 1)']);
+      expect(provider.idleForQueries()).toBe(false); // searches do not wait for it (see SearchService)
+      // This query does not wait for the new thread: it runs alone in the passages' thread.
+      const during = await provider.embedQuery(QUERY);
+      during.forEach((value, i) => expect(value).toBeCloseTo(before[i], 5));
+      await until(() => provider.idleForQueries());
+      expect(worker(provider, 'queries')).not.toBe(ended);
+      const after = await provider.embedQuery(QUERY);
+      after.forEach((value, i) => expect(value).toBeCloseTo(before[i], 6));
+      expect(passageWorker(provider)).toBe(passages);
+    } finally {
+      await provider.close();
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
+
+  it('serve searches alone with one thread, which a query waits for when it starts again', async () => {
+    const provider = await create({ passages: false, queries: true });
+    try {
+      // One copy of the model: the query thread does whatever passage work comes (none, in `ROLE=api`).
+      expect(provider['passages']).toBe(provider['queries']);
+      const before = await provider.embedQuery(QUERY);
+      const ended = worker(provider, 'queries');
+      await ended.terminate();
+      const after = await provider.embedQuery(QUERY);
+      expect(worker(provider, 'queries')).not.toBe(ended);
+      after.forEach((value, i) => expect(value).toBeCloseTo(before[i], 6));
+      expect(failures.splice(0)).toHaveLength(1);
     } finally {
       await provider.close();
     }

@@ -94,4 +94,72 @@ describe('WorkerThread', () => {
     await thread.close();
     await expect(thread.call({ op: 'echo', value: 'closed' })).rejects.toThrow('closed');
   });
+
+  it('RestartingThread.restart starts the new thread in the background, once', async () => {
+    const starts = new Int32Array(new SharedArrayBuffer(4));
+    const thread = await RestartingThread.start<Request, unknown, Info>(
+      SCRIPT,
+      { starts },
+      {
+        onFailure: (error) => failures.push(error),
+      },
+    );
+    try {
+      await expect(thread.call({ op: 'exit' })).rejects.toThrow('exited');
+      expect(thread.up).toBe(false);
+      thread.restart();
+      thread.restart(); // the start under way serves both
+      expect(thread.up).toBe(false); // restart does not wait for the thread
+      await until(() => thread.up);
+      expect(Atomics.load(starts, 0)).toBe(2);
+      expect(thread.idle).toBe(true);
+      thread.restart(); // it is up: nothing to start
+      expect(await thread.call({ op: 'echo', value: 'up' })).toBe('up');
+      expect(Atomics.load(starts, 0)).toBe(2);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('RestartingThread reports a start that fails, and pauses before the next', async () => {
+    const starts = new Int32Array(new SharedArrayBuffer(4));
+    const refuse = new Int32Array(new SharedArrayBuffer(4));
+    const thread = await RestartingThread.start<Request, unknown, Info>(
+      SCRIPT,
+      { starts, refuse },
+      {
+        onFailure: (error) => failures.push(error),
+      },
+    );
+    try {
+      Atomics.store(refuse, 0, 1);
+      await expect(thread.call({ op: 'exit' })).rejects.toThrow('exited');
+      await expect(thread.call({ op: 'echo', value: 1 })).rejects.toThrow(
+        'a worker thread could not start again: cannot load',
+      );
+      const failed = performance.now();
+      expect(failures.map((error) => error.message)).toEqual([
+        'a worker thread exited (code 3)',
+        'a worker thread could not start again: cannot load',
+      ]);
+      // Within the pause (a second after the first failed start), requests fail without a start.
+      Atomics.store(refuse, 0, 0);
+      await expect(thread.call({ op: 'echo', value: 2 })).rejects.toThrow('could not start again');
+      thread.restart();
+      expect(Atomics.load(starts, 0)).toBe(2);
+      expect(failures).toHaveLength(2); // a request refused in the pause is not a new failure
+      // After it, the next request starts a thread again.
+      await new Promise((resolve) => setTimeout(resolve, 1_050 - (performance.now() - failed)));
+      expect(await thread.call({ op: 'echo', value: 3 })).toBe(3);
+      expect(Atomics.load(starts, 0)).toBe(3);
+      expect(thread.up).toBe(true);
+    } finally {
+      await thread.close();
+    }
+  });
 });
+
+/** Resolves once `condition()` holds, checking every 10 ms. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -1,22 +1,28 @@
 // A worker script for test/worker-thread.e2e-spec.ts, served by the built `serveRequests`.
-import { threadId } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import { serveRequests } from '../../dist/common/threads/worker-thread.js';
 
-await serveRequests(async () => ({
-  info: { threadId },
-  handle(request) {
-    switch (request.op) {
-      case 'echo':
-        return request.value;
-      case 'busy': {
-        const end = Date.now() + request.ms;
-        while (Date.now() < end); // holds the thread, as a model's run does
-        return 'done';
-      }
-      case 'throw':
-        throw new RangeError(request.message);
-      case 'exit':
-        process.exit(3); // ends this thread alone
+// `workerData.starts` (shared memory, when given) counts the starts, and a thread cannot start while
+// `workerData.refuse[0]` is 1.
+await serveRequests(async () => {
+  if (workerData?.starts) Atomics.add(workerData.starts, 0, 1);
+  if (workerData?.refuse && Atomics.load(workerData.refuse, 0) === 1) throw new Error('cannot load');
+  return { info: { threadId }, handle };
+});
+
+/** Answers a request of test/worker-thread.e2e-spec.ts. */
+function handle(request) {
+  switch (request.op) {
+    case 'echo':
+      return request.value;
+    case 'busy': {
+      const end = Date.now() + request.ms;
+      while (Date.now() < end); // holds the thread, as a model's run does
+      return 'done';
     }
-  },
-}));
+    case 'throw':
+      throw new RangeError(request.message);
+    case 'exit':
+      process.exit(3); // ends this thread alone
+  }
+}

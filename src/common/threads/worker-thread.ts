@@ -20,7 +20,10 @@ const exitError = (code: number) => new Error(`a worker thread exited (code ${co
 const asError = (error: unknown) => (types.isNativeError(error) ? error : new Error(String(error)));
 
 export interface ThreadOptions {
-  /** Told when the thread ends other than by `close` (an uncaught error, out of its heap). */
+  /**
+   * Told when the thread ends other than by `close` (an uncaught error, out of its heap), and, for a
+   * `RestartingThread`, when a thread it starts again cannot start.
+   */
   onFailure?: (error: Error) => void;
   /**
    * Requests sent on before the thread has answered the ones before them (default 1). More keeps a
@@ -175,56 +178,99 @@ export class WorkerThread<Request, Reply, Info = void> {
   }
 }
 
+/** How long a thread that could not start again is left down before the next try, at first and at most. */
+const RETRY_MS = { first: 1_000, most: 60_000 };
+
 /**
- * A `WorkerThread` started again, with the same script, on the first request after it has failed (a
- * thread can end without its process: out of its own heap, say), so that one failure costs the
- * requests under way and not every later one. Closing it closes whichever thread it has.
+ * A `WorkerThread` started again, with the same script, after it has failed (a thread can end without
+ * its process: out of its own heap, say), so that one failure costs the requests under way and not
+ * every later one. A request waits for the new thread; `restart` starts one in the background, for a
+ * caller that has somewhere else to send its requests meanwhile. A start that fails is reported
+ * (`onFailure`) and fails the requests waiting for it; the next is tried only after a pause, doubling
+ * from one second to a minute, so that a thread that cannot start (the memory is gone, say) is not
+ * started again for every request. Closing it closes whichever thread it has.
  */
 export class RestartingThread<Request, Reply, Info = void> {
-  private restarting: Promise<WorkerThread<Request, Reply, Info>> | null = null;
+  private starting: Promise<WorkerThread<Request, Reply, Info>> | null = null;
+  /** Why the last start failed, and when the next may be tried. */
+  private startFailure: { error: Error; retryAt: number; pauseMs: number } | null = null;
   private closed = false;
 
   private constructor(
     private readonly startThread: () => Promise<WorkerThread<Request, Reply, Info>>,
     private thread: WorkerThread<Request, Reply, Info>,
+    private readonly onFailure: ((error: Error) => void) | undefined,
   ) {}
 
+  /** Starts the first thread; its failure to start is the caller's. */
   static async start<Request, Reply, Info = void>(
     script: URL,
     workerData: unknown,
     options: ThreadOptions = {},
   ): Promise<RestartingThread<Request, Reply, Info>> {
     const startThread = () => WorkerThread.start<Request, Reply, Info>(script, workerData, options);
-    return new RestartingThread(startThread, await startThread());
+    return new RestartingThread(startThread, await startThread(), options.onFailure);
   }
 
-  /** What the thread reported when it was ready. */
+  /** What the thread started last reported when it was ready. */
   get info(): Info {
     return this.thread.info;
+  }
+
+  /** A thread is running (none is while it is being started again). */
+  get up(): boolean {
+    return this.thread.alive;
+  }
+
+  /** A thread is running, with nothing under way or waiting. */
+  get idle(): boolean {
+    return this.thread.idle;
   }
 
   async call(request: Request): Promise<Reply> {
     return (await this.live()).call(request);
   }
 
+  /** Starts a new thread in the background when none is running (and none is being started). */
+  restart(): void {
+    this.live().catch(() => undefined); // a failed start is reported by `live`
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([
       this.thread.close(),
-      this.restarting?.then(
+      this.starting?.then(
         (thread) => thread.close(),
         () => undefined,
       ),
     ]);
   }
 
-  private async live(): Promise<WorkerThread<Request, Reply, Info>> {
-    if (this.thread.alive || this.closed) return this.thread;
-    this.restarting ??= this.startThread().finally(() => (this.restarting = null));
-    const thread = await this.restarting;
-    if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
-    this.thread = thread;
-    return thread;
+  private live(): Promise<WorkerThread<Request, Reply, Info>> {
+    if (this.thread.alive || this.closed) return Promise.resolve(this.thread);
+    if (this.starting) return this.starting;
+    const failure = this.startFailure;
+    if (failure && performance.now() < failure.retryAt) return Promise.reject(failure.error);
+    this.starting = this.startThread().then(
+      async (thread) => {
+        this.startFailure = null;
+        if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
+        this.thread = thread;
+        return thread;
+      },
+      (cause: unknown) => {
+        const pauseMs = failure ? Math.min(2 * failure.pauseMs, RETRY_MS.most) : RETRY_MS.first;
+        const error = new Error(`a worker thread could not start again: ${asError(cause).message}`, {
+          cause,
+        });
+        this.startFailure = { error, retryAt: performance.now() + pauseMs, pauseMs };
+        this.onFailure?.(error);
+        throw error;
+      },
+    );
+    void this.starting.finally(() => (this.starting = null)).catch(() => undefined);
+    return this.starting;
   }
 }
 

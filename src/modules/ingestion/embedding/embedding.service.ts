@@ -128,8 +128,10 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
       modelsDir,
       allowDownload,
       batchSize,
-      queriesInWorker: this.config.role !== 'worker',
-      onQueryWorkerError: (err) =>
+      // A process that only serves searches has only a query thread; one that only processes
+      // documents (or runs a CLI command) only a passages' thread.
+      threads: { passages: this.config.role !== 'api', queries: this.config.role !== 'worker' },
+      onQueryThreadError: (err) =>
         this.logger.warn(
           { err },
           'query embedding thread did not start: queries are embedded in the passages’ thread, behind their batches',
@@ -137,7 +139,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
       onThreadFailure: (err) =>
         this.logger.error(
           { err },
-          'an embedding thread ended: its requests under way failed; passages get a new thread, queries share it',
+          'an embedding thread ended or could not start again: its requests under way failed; it is started again, and queries share the passages’ thread meanwhile',
         ),
     });
   }

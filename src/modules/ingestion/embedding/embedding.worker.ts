@@ -1,8 +1,12 @@
 import { workerData } from 'node:worker_threads';
 import { serveRequests } from 'src/common/threads/worker-thread.js';
-import { type Chunk, chunkText } from 'src/modules/ingestion/chunking/chunker.js';
+import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
 import { embed, loadExtractor, type LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
-import type { LoadedModel, ModelRequest } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+import type {
+  LoadedModel,
+  ModelReply,
+  ModelRequest,
+} from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 
 /**
  * A worker thread of `LocalEmbeddingProvider`, with its own copy of the model. An `embed` request is one
@@ -11,7 +15,7 @@ import type { LoadedModel, ModelRequest } from 'src/modules/ingestion/embedding/
  * `chunk` request cuts a document's text by the model's own tokenizer, which is synchronous
  * JavaScript too: 0.2 s for 170,000 characters.
  */
-await serveRequests<ModelRequest, number[][] | Chunk[], LoadedModel>(async () => {
+await serveRequests<ModelRequest, ModelReply, LoadedModel>(async () => {
   const extractor = await loadExtractor(workerData as LocalModelOptions);
   const config = extractor.model.config as { hidden_size?: number; max_position_embeddings?: number };
   const [probe] = await embed(extractor, ['dimension probe']);

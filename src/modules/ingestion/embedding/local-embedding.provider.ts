@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RestartingThread, WorkerThread } from 'src/common/threads/worker-thread.js';
+import { RestartingThread } from 'src/common/threads/worker-thread.js';
 import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 
-/** What a model's worker thread is asked (see embedding.worker.ts). */
-export type ModelRequest =
-  { op: 'embed'; texts: string[] } | { op: 'chunk'; text: ExtractedText; options: ChunkingOptions };
+/** What a model's worker thread is asked, by operation, and what it answers (see embedding.worker.ts). */
+export interface ModelOps {
+  embed: { request: { texts: string[] }; reply: number[][] };
+  chunk: { request: { text: ExtractedText; options: ChunkingOptions }; reply: Chunk[] };
+}
+export type ModelRequest = { [Op in keyof ModelOps]: { op: Op } & ModelOps[Op]['request'] }[keyof ModelOps];
+export type ModelReply = ModelOps[keyof ModelOps]['reply'];
 
 /** What a model's worker thread reports once its model is loaded. */
 export interface LoadedModel {
@@ -17,7 +21,17 @@ export interface LoadedModel {
   maxTokens: number;
 }
 
-type ModelReply = number[][] | Chunk[];
+type ModelThread = RestartingThread<ModelRequest, ModelReply, LoadedModel>;
+
+/** Runs one operation in a model's thread: the thread answers each operation as `ModelOps` says. */
+function ask<Op extends keyof ModelOps>(
+  thread: ModelThread,
+  op: Op,
+  request: ModelOps[Op]['request'],
+): Promise<ModelOps[Op]['reply']> {
+  return thread.call({ op, ...request } as ModelRequest);
+}
+
 const MODEL_SCRIPT = new URL('./embedding.worker.js', import.meta.url);
 /** Queries sent on to the query thread before it has answered those before them. */
 const QUERIES_IN_FLIGHT = 8;
@@ -31,26 +45,31 @@ const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passage
  * pooling and L2 normalisation, as BGE models are used. Models are read from MODELS_DIR (the layout
  * `<dir>/<owner>/<name>/` with `onnx/model_quantized.onnx`), or fetched from the hub when allowed.
  *
- * The model never runs on the main thread, nor does its tokenizer (see `WorkerThread`): passages are
- * embedded, and documents chunked, in one worker thread, with ONNX Runtime's default threads; in
- * processes that serve searches, queries have a worker thread of their own, with one ONNX thread, so
- * that a query never waits behind a batch of passages.
+ * The model never runs on the main thread, nor does its tokenizer (see `WorkerThread`). A process that
+ * processes documents has a passages' thread, with ONNX Runtime's default threads, which embeds
+ * passages and chunks documents; a process that serves searches has a query thread, with one ONNX
+ * thread, so that a query never waits behind a batch of passages. Each holds its own copy of the
+ * model, and each is started again when it ends (see `RestartingThread`): meanwhile, queries share the
+ * passages' thread when the process has one, and wait for the new query thread when it has not.
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'local';
   readonly dimensions: number;
   readonly maxTokens: number;
+  /** The passages' thread, or the query thread in a process that only serves searches. */
+  private readonly passages: ModelThread;
   private readonly batcher: MicroBatcher<string, number[]>;
 
   private constructor(
     readonly model: string,
-    private readonly passages: RestartingThread<ModelRequest, ModelReply, LoadedModel>,
-    private readonly queries: WorkerThread<ModelRequest, ModelReply, LoadedModel> | null,
+    passages: ModelThread | null,
+    private readonly queries: ModelThread | null,
     batchSize: number,
   ) {
-    ({ dimensions: this.dimensions, maxTokens: this.maxTokens } = passages.info);
+    this.passages = (passages ?? queries)!;
+    ({ dimensions: this.dimensions, maxTokens: this.maxTokens } = this.passages.info);
     this.batcher = new MicroBatcher(
-      (texts) => passages.call({ op: 'embed', texts }) as Promise<number[][]>,
+      (texts) => ask(this.passages, 'embed', { texts }),
       batchSize,
       (a, b) => a.length - b.length,
     );
@@ -61,42 +80,52 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     modelsDir: string;
     allowDownload: boolean;
     batchSize: number;
-    /** Embed queries in a worker thread of their own; for processes that serve searches. */
-    queriesInWorker: boolean;
-    /** Told when the query thread cannot start; queries then share the passages' thread. */
-    onQueryWorkerError: (error: unknown) => void;
-    /** Told when a thread that had started ends (the passages' thread is then started again). */
+    /** The threads to start: for processing documents, for serving searches, or both. */
+    threads: { passages: boolean; queries: boolean };
+    /**
+     * Told when the query thread cannot start beside a passages' thread (queries then share that
+     * thread). A process with no passages' thread cannot go without it: `create` fails instead.
+     */
+    onQueryThreadError: (error: unknown) => void;
+    /** Told when a thread ends, or cannot start again (see `RestartingThread`). */
     onThreadFailure: (error: Error) => void;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
     if (!options.allowDownload && !existsSync(join(options.modelsDir, model))) {
       throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
     }
+    if (!options.threads.passages && !options.threads.queries) {
+      throw new Error('a local embedding model needs a thread for passages, for queries, or both');
+    }
     const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
     const onFailure = options.onThreadFailure;
-    const passages = await RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(
-      MODEL_SCRIPT,
-      source,
-      { onFailure },
-    );
-    // A query runs for a few milliseconds: with several sent on, the thread has the next at hand
-    // while the main thread is busy with other requests. Closing waits for these few runs.
-    const queries = options.queriesInWorker
-      ? await WorkerThread.start<ModelRequest, ModelReply, LoadedModel>(
-          MODEL_SCRIPT,
-          { ...source, threads: 1 },
-          { onFailure, inFlight: QUERIES_IN_FLIGHT },
-        ).catch((error: unknown) => {
-          options.onQueryWorkerError(error);
-          return null;
+    const passages = options.threads.passages
+      ? await RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(MODEL_SCRIPT, source, {
+          onFailure,
         })
       : null;
+    // A query runs for a few milliseconds: with several sent on, the thread has the next at hand
+    // while the main thread is busy with other requests. Closing waits for these few runs.
+    const startQueries = () =>
+      RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(
+        MODEL_SCRIPT,
+        { ...source, threads: 1 },
+        { onFailure, inFlight: QUERIES_IN_FLIGHT },
+      );
+    const queries = !options.threads.queries
+      ? null
+      : passages
+        ? await startQueries().catch((error: unknown) => {
+            options.onQueryThreadError(error);
+            return null;
+          })
+        : await startQueries();
     return new LocalEmbeddingProvider(model, passages, queries, options.batchSize);
   }
 
   /** Counts tokens with the model's own tokenizer, in the passages' thread. */
   chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
-    return this.passages.call({ op: 'chunk', text, options }) as Promise<Chunk[]>;
+    return ask(this.passages, 'chunk', { text, options });
   }
 
   /**
@@ -108,11 +137,19 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return this.batcher.submit(texts);
   }
 
-  /** In the query thread when there is one and it works, else alone in the passages' thread. */
+  /**
+   * In the query thread when it is up. When it has ended, it is started again in the background and
+   * the query runs alone in the passages' thread meanwhile; a process without one waits for it.
+   */
   async embedQuery(text: string): Promise<number[]> {
     const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
-    const thread = this.queries?.alive ? this.queries : this.passages;
-    const [vector] = (await thread.call({ op: 'embed', texts: [input] })) as number[][];
+    const queries = this.queries;
+    let thread = queries ?? this.passages;
+    if (queries && !queries.up && queries !== this.passages) {
+      queries.restart(); // in the background: the passages' thread runs this query meanwhile
+      thread = this.passages;
+    }
+    const [vector] = await ask(thread, 'embed', { texts: [input] });
     return vector;
   }
 
@@ -122,6 +159,6 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.passages.close(), this.queries?.close()]);
+    await Promise.all([this.passages.close(), this.queries?.close()]); // one thread may be both
   }
 }

@@ -8,11 +8,19 @@ export interface LocalModelOptions {
   threads?: number;
 }
 
-/** Loads a sentence-embedding model (quantised ONNX) through @huggingface/transformers. */
-export function loadExtractor(options: LocalModelOptions): Promise<FeatureExtractionPipeline> {
+/**
+ * Points @huggingface/transformers, for the thread that calls it, at the models directory, and at the
+ * hub only when downloads are allowed.
+ */
+export function useModelsFrom(options: { modelsDir: string; allowDownload: boolean }): void {
   env.localModelPath = options.modelsDir;
   env.allowLocalModels = true;
   env.allowRemoteModels = options.allowDownload;
+}
+
+/** Loads a sentence-embedding model (quantised ONNX) through @huggingface/transformers. */
+export function loadExtractor(options: LocalModelOptions): Promise<FeatureExtractionPipeline> {
+  useModelsFrom(options);
   return pipeline('feature-extraction', options.model, {
     dtype: 'q8',
     ...(options.threads ? { session_options: { intraOpNumThreads: options.threads } } : {}),

@@ -19,7 +19,10 @@ export class RerankService implements OnModuleInit, OnApplicationShutdown {
     if (provider === 'local') {
       const { modelsDir, allowDownload } = this.config.embedding;
       this.reranker = await LocalCrossEncoder.create({ model, modelsDir, allowDownload }, (err) =>
-        this.logger.error({ err }, 'the reranking thread ended: its search failed; the next starts another'),
+        this.logger.error(
+          { err },
+          'the reranking thread ended or could not start again: its searches under way failed; a later one starts another',
+        ),
       );
     } else if (provider === 'http') {
       if (!baseUrl) throw new Error('RERANK_PROVIDER=http needs RERANK_BASE_URL');

@@ -1,6 +1,7 @@
 import { workerData } from 'node:worker_threads';
-import { AutoModelForSequenceClassification, AutoTokenizer, env } from '@huggingface/transformers';
+import { AutoModelForSequenceClassification, AutoTokenizer } from '@huggingface/transformers';
 import { serveRequests } from 'src/common/threads/worker-thread.js';
+import { useModelsFrom } from 'src/modules/ingestion/embedding/local-model.js';
 import type { CrossEncoderOptions, RerankRequest } from 'src/modules/search/rerank/reranker.js';
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
@@ -11,8 +12,7 @@ const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
  */
 await serveRequests<RerankRequest, number[], void>(async () => {
   const options = workerData as CrossEncoderOptions;
-  env.localModelPath = options.modelsDir;
-  env.allowRemoteModels = options.allowDownload;
+  useModelsFrom(options);
   const tokenizer = await AutoTokenizer.from_pretrained(options.model);
   const encoder = await AutoModelForSequenceClassification.from_pretrained(options.model, { dtype: 'q8' });
   return {

@@ -35,7 +35,7 @@ export class LocalCrossEncoder implements Reranker {
     private readonly thread: RestartingThread<RerankRequest, number[]>,
   ) {}
 
-  /** `onFailure` is told when the thread ends; the next search starts another. */
+  /** `onFailure` is told when the thread ends, or cannot start again; a later search starts another. */
   static async create(
     options: CrossEncoderOptions,
     onFailure: (error: Error) => void,
