@@ -112,14 +112,14 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
         { ...source, threads: 1 },
         { onFailure, inFlight: QUERIES_IN_FLIGHT },
       );
-    const queries = !options.threads.queries
-      ? null
-      : passages
-        ? await startQueries().catch((error: unknown) => {
-            options.onQueryThreadError(error);
-            return null;
-          })
-        : await startQueries();
+    let queries: ModelThread | null = null;
+    if (options.threads.queries && !passages) queries = await startQueries();
+    else if (options.threads.queries) {
+      queries = await startQueries().catch((error: unknown) => {
+        options.onQueryThreadError(error);
+        return null;
+      });
+    }
     return new LocalEmbeddingProvider(model, passages, queries, options.batchSize);
   }
 
