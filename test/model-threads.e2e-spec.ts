@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
 import type * as Provider from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 import { scifactAbstracts } from './utils/responsiveness.js';
+import { until } from './utils/until.js';
 
 /**
  * The local model's worker threads, through the built provider: its threads run the compiled worker
@@ -31,11 +32,6 @@ const create = (threads = { passages: true, queries: false }) =>
     },
     onThreadFailure: (error) => failures.push(error),
   });
-
-/** Resolves once `condition()` holds, checking every 10 ms. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 const QUERY = 'Thread restarts keep searches going.';
 

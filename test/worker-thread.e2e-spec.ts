@@ -1,4 +1,5 @@
 import type * as Threads from 'src/common/threads/worker-thread.js';
+import { until } from './utils/until.js';
 
 /** The built module: its threads run a compiled script, as in production. */
 const { RestartingThread, WorkerThread } = (await import(
@@ -158,8 +159,3 @@ describe('WorkerThread', () => {
     }
   });
 });
-
-/** Resolves once `condition()` holds, checking every 10 ms. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}
