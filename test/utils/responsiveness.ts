@@ -34,3 +34,31 @@ export async function healthWhile<T>(
   const result = await running;
   return { result, slowestMs, elapsedMs: performance.now() - started };
 }
+
+/**
+ * Runs `work` while a timer ticks every 5 ms: the longest the event loop went without turning, and the
+ * work's time, in ms. The loop turns once more after the work, so that a stall at its very end counts
+ * too (a histogram of the loop's delay, read at once, would miss a stall as long as the whole work).
+ */
+export async function longestStall<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; stallMs: number; elapsedMs: number }> {
+  let last = performance.now();
+  let stallMs = 0;
+  const tick = () => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  };
+  const timer = setInterval(tick, 5);
+  try {
+    const started = performance.now();
+    const result = await work();
+    const elapsedMs = performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    tick();
+    return { result, stallMs, elapsedMs };
+  } finally {
+    clearInterval(timer);
+  }
+}
