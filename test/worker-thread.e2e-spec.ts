@@ -1,16 +1,22 @@
+import type * as Pools from 'src/common/threads/thread-pool.js';
 import type * as Threads from 'src/common/threads/worker-thread.js';
 import { until } from './utils/until.js';
 
-/** The built module: its threads run a compiled script, as in production. */
+/** The built modules: their threads run a compiled script, as in production. */
 const { RestartingThread, WorkerThread } = (await import(
   `${process.cwd()}/dist/common/threads/worker-thread.js`
 )) as typeof Threads;
+const { ThreadPool, ThreadTimeoutError } = (await import(
+  `${process.cwd()}/dist/common/threads/thread-pool.js`
+)) as typeof Pools;
 
 type Request =
   | { op: 'echo'; value: unknown }
   | { op: 'busy'; ms: number }
   | { op: 'throw'; message: string }
-  | { op: 'exit' };
+  | { op: 'exit' }
+  | { op: 'thread' }
+  | { op: 'alloc' };
 type Info = { threadId: number };
 
 const SCRIPT = new URL('./utils/test.worker.mjs', import.meta.url);
@@ -157,5 +163,82 @@ describe('WorkerThread', () => {
     } finally {
       await thread.close();
     }
+  });
+});
+
+describe('ThreadPool', () => {
+  const MINUTE = 60_000;
+
+  it('runs one request at a time per thread, starting a thread only when all are busy', async () => {
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 2 });
+    try {
+      const first = await pool.run({ op: 'thread' }, MINUTE);
+      expect(await pool.run({ op: 'thread' }, MINUTE)).toBe(first); // the free thread is used again
+      const order: string[] = [];
+      const run = (request: Request, name: string) =>
+        pool.run(request, MINUTE).then((answer) => (order.push(name), answer));
+      const answers = await Promise.all([
+        run({ op: 'busy', ms: 300 }, 'busy'),
+        run({ op: 'thread' }, 'second thread'),
+        run({ op: 'echo', value: 'waited' }, 'third request'),
+      ]);
+      // Two threads: the second request ran beside the busy one; the third waited for a thread.
+      expect(answers[1]).not.toBe(first);
+      expect(order).toEqual(['second thread', 'third request', 'busy']);
+      expect(answers[2]).toBe('waited');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('stops a thread past the time limit and starts another for the next request', async () => {
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1 });
+    try {
+      const before = await pool.run({ op: 'thread' }, MINUTE);
+      const started = performance.now();
+      const late = pool.run({ op: 'busy', ms: 30_000 }, 200);
+      const waiting = pool.run({ op: 'thread' }, MINUTE);
+      await expect(late).rejects.toBeInstanceOf(ThreadTimeoutError);
+      expect(performance.now() - started).toBeLessThan(5_000); // not the 30 s the thread was given
+      const after = await waiting;
+      expect(after).not.toBe(before);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('goes on with a new thread after one ran out of its heap', async () => {
+    const failures: Error[] = [];
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, {
+      size: 1,
+      resourceLimits: { maxOldGenerationSizeMb: 32 },
+      onFailure: (error) => failures.push(error),
+    });
+    try {
+      const before = await pool.run({ op: 'thread' }, MINUTE);
+      await expect(pool.run({ op: 'alloc' }, MINUTE)).rejects.toMatchObject({
+        code: 'ERR_WORKER_OUT_OF_MEMORY',
+      });
+      expect(failures.map((error) => (error as { code?: string }).code)).toEqual([
+        'ERR_WORKER_OUT_OF_MEMORY',
+      ]);
+      expect(await pool.run({ op: 'thread' }, MINUTE)).not.toBe(before);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('on closing, refuses the requests waiting and later ones, and lets the one under way finish', async () => {
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1 });
+    await pool.run({ op: 'thread' }, MINUTE); // started: the next request goes to the thread at once
+    const running = pool.run({ op: 'busy', ms: 200 }, MINUTE);
+    const [thread] = await Promise.all((pool as unknown as { slots: Promise<{ idle: boolean }>[] }).slots);
+    await until(() => !thread.idle); // the busy request is in the thread
+    const waiting = pool.run({ op: 'echo', value: 1 }, MINUTE);
+    const closed = pool.close();
+    await expect(waiting).rejects.toThrow('the thread pool was closed');
+    await expect(pool.run({ op: 'echo', value: 2 }, MINUTE)).rejects.toThrow('the thread pool was closed');
+    expect(await running).toBe('done');
+    await closed;
   });
 });

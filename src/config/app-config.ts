@@ -98,6 +98,10 @@ export interface IngestionConfig {
   maxRecoveries: number;
   /** A job whose worker stops renewing its lock for this long is taken back by the queue (Bull lockDuration). */
   lockSeconds: number;
+  /** A file's extraction running longer than this fails its document (extraction_limit_exceeded). */
+  extractionTimeoutSeconds: number;
+  /** The heap of an extraction thread; a file that needs more fails its document (extraction_limit_exceeded). */
+  extractionMemoryMiB: number;
 }
 
 export class ConfigError extends Error {
@@ -279,6 +283,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       staleAfterSeconds: read.int('INGEST_STALE_AFTER_SECONDS', 120, 5, 86_400),
       maxRecoveries: read.int('INGEST_MAX_RECOVERIES', 3, 0, 100),
       lockSeconds: read.int('QUEUE_LOCK_SECONDS', 30, 2, 3_600),
+      extractionTimeoutSeconds: read.int('EXTRACTION_TIMEOUT_SECONDS', 120, 1, 3_600),
+      extractionMemoryMiB: read.int('EXTRACTION_MEMORY_MB', 2_048, 64, 65_536),
     },
     search: {
       bm25K1: read.number('BM25_K1', 1.2, 0, 10),

@@ -15,6 +15,12 @@ function handle(request) {
   switch (request.op) {
     case 'echo':
       return request.value;
+    case 'thread':
+      return threadId;
+    case 'alloc': {
+      const held = []; // grows until the thread's heap limit ends the thread
+      for (;;) held.push(new Array(1_000_000).fill(held.length));
+    }
     case 'busy': {
       const end = Date.now() + request.ms;
       while (Date.now() < end); // holds the thread, as a model's run does

@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { parentPort, Worker } from 'node:worker_threads';
+import { parentPort, type ResourceLimits, Worker } from 'node:worker_threads';
 
 type Envelope<Reply> = { id: number; reply: Reply } | { id: number; error: unknown };
 type Ready<Info> = { ready: true; info: Info } | { ready: false; error: unknown };
@@ -30,6 +30,8 @@ export interface ThreadOptions {
    * thread of short runs busy while the main thread, which sends the next, is busy itself.
    */
   inFlight?: number;
+  /** The thread's own heap limits: past them the thread ends (`ERR_WORKER_OUT_OF_MEMORY`), not its process. */
+  resourceLimits?: ResourceLimits;
 }
 
 /**
@@ -79,7 +81,7 @@ export class WorkerThread<Request, Reply, Info = void> {
     workerData: unknown,
     options: ThreadOptions = {},
   ): Promise<WorkerThread<Request, Reply, Info>> {
-    const worker = new Worker(script, { workerData });
+    const worker = new Worker(script, { workerData, resourceLimits: options.resourceLimits });
     return new Promise((resolve, reject) => {
       const exited = (code: number) => reject(exitError(code));
       worker.on('error', reject); // a no-op once settled, and an 'error' must always have a listener
@@ -119,6 +121,17 @@ export class WorkerThread<Request, Reply, Info = void> {
   close(graceMs = 30_000): Promise<void> {
     this.closing ??= this.shutDown(graceMs);
     return this.closing;
+  }
+
+  /**
+   * Stops the thread at once, in the middle of whatever it runs: what is under way or waiting fails
+   * with `reason`. For work that may be cut off (a document's extraction); never for an ONNX run,
+   * whose interruption aborts the process (see `close`).
+   */
+  async terminate(reason: Error): Promise<void> {
+    this.failure ??= reason;
+    this.end();
+    await this.worker.terminate();
   }
 
   private async shutDown(graceMs: number): Promise<void> {
@@ -229,6 +242,11 @@ export class RestartingThread<Request, Reply, Info = void> {
 
   async call(request: Request): Promise<Reply> {
     return (await this.live()).call(request);
+  }
+
+  /** Stops the running thread at once (see `WorkerThread.terminate`); the next request starts another. */
+  terminate(reason: Error): Promise<void> {
+    return this.thread.terminate(reason);
   }
 
   /** Starts a new thread in the background when none is running (and none is being started). */

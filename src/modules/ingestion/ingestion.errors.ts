@@ -5,6 +5,7 @@ export type ProcessingErrorCode =
   | 'no_text_extracted'
   | 'ocr_failed'
   | 'image_too_large'
+  | 'extraction_limit_exceeded'
   | 'processing_error';
 
 /**
@@ -48,5 +49,18 @@ export const IngestionErrors = {
         pixels,
         limit_pixels: limit,
       },
+    ),
+  /** Reading the file took longer, or more memory, than an extraction thread is given. */
+  extractionTimedOut: (kind: string, seconds: number) =>
+    new PermanentProcessingError(
+      'extraction_limit_exceeded',
+      `Reading the ${kind} file took more than ${seconds} seconds`,
+      { kind, limit: 'time', timeout_seconds: seconds },
+    ),
+  extractionOutOfMemory: (kind: string, megabytes: number) =>
+    new PermanentProcessingError(
+      'extraction_limit_exceeded',
+      `Reading the ${kind} file needed more than ${megabytes} MB of memory`,
+      { kind, limit: 'memory', memory_mb: megabytes },
     ),
 };

@@ -1,56 +1,94 @@
-import { Injectable } from '@nestjs/common';
-import { type ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { availableParallelism } from 'node:os';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { ThreadPool, ThreadTimeoutError } from 'src/common/threads/thread-pool.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { ParsedKind } from 'src/modules/ingestion/extraction/extract-file.js';
+import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
-import { extractDocx, extractPdf, extractPptx } from 'src/modules/ingestion/extraction/office.extractor.js';
+import { stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
 import {
-  extractCsv,
-  extractJson,
-  extractXml,
-  extractYaml,
-} from 'src/modules/ingestion/extraction/structured.extractor.js';
-import { decodeText, stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+  IngestionErrors,
+  PermanentProcessingError,
+  type ProcessingErrorCode,
+} from 'src/modules/ingestion/ingestion.errors.js';
 
-/** The text of a document of any supported kind, organised in sections (pages, slides) for citation. */
+export interface ExtractionRequest {
+  kind: ParsedKind;
+  bytes: Uint8Array;
+}
+
+export type ExtractionReply =
+  | { extracted: ExtractedText }
+  | { failure: { code: ProcessingErrorCode; message: string; details: Record<string, unknown> } };
+
+const SCRIPT = new URL('./extraction.worker.js', import.meta.url);
+
+/**
+ * The text of a document of any supported kind, organised in sections (pages, slides) for citation.
+ *
+ * Files are parsed in extraction threads, never on the main thread: parsing is synchronous JavaScript
+ * that can take seconds (a 10 MB YAML file about 9 s), and on the main thread it would hold every
+ * request of the process, searches included, for as long. pdf.js's polyfills of JavaScript's builtins
+ * stay in its thread too. Each thread has a heap of its own (`EXTRACTION_MEMORY_MB`) and each file a time
+ * limit (`EXTRACTION_TIMEOUT_SECONDS`); a file past either fails its document with
+ * `extraction_limit_exceeded`, and the thread is started again for the next. There are as many threads
+ * as documents processed at once, up to one per core, started when first needed. Images go to OCR,
+ * which has threads of its own.
+ */
 @Injectable()
-export class ExtractionService {
-  constructor(private readonly ocr: OcrService) {}
+export class ExtractionService implements OnApplicationShutdown {
+  private readonly threads: ThreadPool<ExtractionRequest, ExtractionReply>;
+  private readonly limits: { timeoutSeconds: number; memoryMiB: number };
 
-  async extract(kind: DocumentKind, bytes: Buffer): Promise<ExtractedText> {
-    const extracted = await this.extractRaw(kind, bytes);
-    return {
-      format: extracted.format,
-      sections: extracted.sections.map((section) => ({
-        ...section,
-        text: stripControlCharacters(section.text),
-      })),
-    };
+  constructor(
+    private readonly ocr: OcrService,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    const { concurrency, extractionTimeoutSeconds, extractionMemoryMiB } = config.ingestion;
+    this.limits = { timeoutSeconds: extractionTimeoutSeconds, memoryMiB: extractionMemoryMiB };
+    this.threads = new ThreadPool(SCRIPT, {
+      size: Math.min(concurrency, availableParallelism()),
+      resourceLimits: { maxOldGenerationSizeMb: extractionMemoryMiB },
+      onFailure: (error) =>
+        logger.warn({ err: error }, 'an extraction thread ended or could not start again'),
+    });
   }
 
-  private extractRaw(kind: DocumentKind, bytes: Buffer): Promise<ExtractedText> | ExtractedText {
-    switch (kind) {
-      case 'pdf':
-        return extractPdf(bytes);
-      case 'docx':
-        return extractDocx(bytes);
-      case 'pptx':
-        return extractPptx(bytes);
-      case 'image':
-        return this.ocr.extract(bytes);
-      case 'csv':
-        return extractCsv(decodeText(bytes).text);
-      case 'json':
-        return extractJson(decodeText(bytes).text);
-      case 'xml':
-        return extractXml(decodeText(bytes).text);
-      case 'yaml':
-        return extractYaml(decodeText(bytes).text);
-      case 'markdown':
-        return { format: 'markdown', sections: [{ text: decodeText(bytes).text }] };
-      case 'code':
-        return { format: 'code', sections: [{ text: decodeText(bytes).text }] };
-      case 'text':
-        return { format: 'prose', sections: [{ text: decodeText(bytes).text }] };
+  async extract(kind: DocumentKind, bytes: Buffer): Promise<ExtractedText> {
+    if (kind === 'image') {
+      const { format, sections } = await this.ocr.extract(bytes);
+      return {
+        format,
+        sections: sections.map((section) => ({ ...section, text: stripControlCharacters(section.text) })),
+      };
     }
+    let reply: ExtractionReply;
+    try {
+      // A copy of the file's own bytes: a Buffer may view a larger pool, which would all be copied.
+      reply = await this.threads.run(
+        { kind, bytes: new Uint8Array(bytes) },
+        this.limits.timeoutSeconds * 1000,
+      );
+    } catch (error) {
+      if (error instanceof ThreadTimeoutError)
+        throw IngestionErrors.extractionTimedOut(kind, this.limits.timeoutSeconds);
+      if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw IngestionErrors.extractionOutOfMemory(kind, this.limits.memoryMiB);
+      }
+      throw error; // a thread that could not start, say: transient, the job is retried
+    }
+    if ('failure' in reply) {
+      const { code, message, details } = reply.failure;
+      throw new PermanentProcessingError(code, message, details);
+    }
+    return reply.extracted;
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.threads.close();
   }
 }

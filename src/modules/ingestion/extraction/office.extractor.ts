@@ -7,8 +7,9 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 /**
  * pdf-parse, loaded with the first PDF rather than with this module: the pdf.js build it bundles
  * installs core-js polyfills over JavaScript's own builtins (`JSON.parse`, `Array.prototype.push`
- * and more) for the whole process. Loaded at start-up, they made every JSON parse of an API process
- * that never reads a PDF go through a JavaScript wrapper (about 0.3 ms of each search's CPU).
+ * and more) for the whole thread that loads it. Extraction runs in threads of its own
+ * (`ExtractionService`), so the API's requests never meet them; loaded lazily, they do not slow the
+ * data files an extraction thread reads before its first PDF either.
  */
 let pdfParse: Promise<typeof PdfParseModule> | undefined;
 

@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import type { AppConfig } from 'src/config/app-config.js';
+import type * as Extraction from 'src/modules/ingestion/extraction/extraction.service.js';
+import type * as Ocr from 'src/modules/ingestion/extraction/ocr.service.js';
+import { longestStall } from './utils/responsiveness.js';
+
+/** The built service: its threads run the compiled worker script, which the TypeScript source is not. */
+const { ExtractionService } = (await import(
+  `${process.cwd()}/dist/modules/ingestion/extraction/extraction.service.js`
+)) as typeof Extraction;
+const { OcrService } = (await import(
+  `${process.cwd()}/dist/modules/ingestion/extraction/ocr.service.js`
+)) as typeof Ocr;
+
+const FIXTURES = '../shared/fixtures';
+const execFileAsync = promisify(execFile);
+
+/** A YAML list of `items` records: about 32 bytes each, and slow to parse (a 9.5 MB file takes seconds). */
+function yamlList(items: number): Buffer {
+  const lines: string[] = [];
+  for (let i = 0; i < items; i++) lines.push(`- id: ${i}\n  text: Words about item ${i}\n  tags: [a, b]`);
+  return Buffer.from(lines.join('\n'));
+}
+
+function service(limits: { timeoutSeconds?: number; memoryMiB?: number; concurrency?: number } = {}) {
+  const config = {
+    ingestion: {
+      concurrency: limits.concurrency ?? 2,
+      extractionTimeoutSeconds: limits.timeoutSeconds ?? 120,
+      extractionMemoryMiB: limits.memoryMiB ?? 2048,
+    },
+    ocr: { workers: 1, maxPixels: 40_000_000 },
+  } as AppConfig;
+  const warnings: string[] = [];
+  const logger = { warn: (_: unknown, message: string) => warnings.push(message) } as unknown as Logger;
+  return { extraction: new ExtractionService(new OcrService(config), config, logger), warnings };
+}
+
+const SMALL_JSON = Buffer.from(JSON.stringify({ title: 'After the limit', tags: ['still read'] }));
+
+describe('ExtractionService', () => {
+  it('parses files in a thread: the event loop goes on while a large YAML file is read', async () => {
+    const { extraction } = service();
+    try {
+      const { result, stallMs, elapsedMs } = await longestStall(() =>
+        extraction.extract('yaml', yamlList(30_000)),
+      );
+      expect(result.sections[0].text).toContain('[29999].text: Words about item 29999');
+      // Parsed on the main thread, the whole parse would be one stall.
+      expect(elapsedMs).toBeGreaterThan(400);
+      expect(stallMs).toBeLessThan(elapsedMs / 4);
+    } finally {
+      await extraction.onApplicationShutdown();
+    }
+  }, 60_000);
+
+  it('fails a file past the time limit with extraction_limit_exceeded, and reads the next', async () => {
+    const { extraction } = service({ timeoutSeconds: 1, concurrency: 1 });
+    try {
+      const started = performance.now();
+      await expect(extraction.extract('yaml', yamlList(200_000))).rejects.toMatchObject({
+        name: 'PermanentProcessingError',
+        code: 'extraction_limit_exceeded',
+        message: 'Reading the yaml file took more than 1 seconds',
+        details: { kind: 'yaml', limit: 'time', timeout_seconds: 1 },
+      });
+      expect(performance.now() - started).toBeLessThan(4_000);
+      const next = await extraction.extract('json', SMALL_JSON);
+      expect(next.sections[0].text).toBe('title: After the limit\ntags[0]: still read');
+    } finally {
+      await extraction.onApplicationShutdown();
+    }
+  }, 60_000);
+
+  it('fails a file past the memory limit with extraction_limit_exceeded, and reads the next', async () => {
+    const { extraction, warnings } = service({ memoryMiB: 64, concurrency: 1 });
+    try {
+      await expect(extraction.extract('yaml', yamlList(100_000))).rejects.toMatchObject({
+        code: 'extraction_limit_exceeded',
+        details: { kind: 'yaml', limit: 'memory', memory_mb: 64 },
+      });
+      expect(warnings).toEqual(['an extraction thread ended or could not start again']);
+      const next = await extraction.extract('json', SMALL_JSON);
+      expect(next.sections[0].text).toContain('still read');
+    } finally {
+      await extraction.onApplicationShutdown();
+    }
+  }, 60_000);
+
+  it('brings a file’s own failure across the thread with its code and details', async () => {
+    const { extraction } = service();
+    try {
+      await expect(
+        extraction.extract('pdf', readFileSync(`${FIXTURES}/pdf/encrypted-password.pdf`)),
+      ).rejects.toMatchObject({
+        name: 'PermanentProcessingError',
+        code: 'invalid_pdf',
+        details: { reason: 'encrypted' },
+      });
+    } finally {
+      await extraction.onApplicationShutdown();
+    }
+  });
+
+  it('keeps pdf.js’s polyfills of the builtins out of the main thread', async () => {
+    // In a process of its own: jest's module sandbox would hide the polyfills from this test.
+    const probe = async (how: 'service' | 'main-thread') => {
+      const { stdout } = await execFileAsync(process.execPath, [
+        fileURLToPath(new URL('./utils/builtins.probe.mjs', import.meta.url)),
+        how,
+        `${FIXTURES}/pdf/fake-memo.pdf`,
+      ]);
+      return JSON.parse(stdout) as { text: string; unchanged: Record<string, boolean> };
+    };
+    const [threaded, onMainThread] = await Promise.all([probe('service'), probe('main-thread')]);
+    expect(threaded.text).toContain('20,000 bottles of water');
+    expect(threaded.unchanged).toEqual({ 'JSON.parse': true, 'Array.prototype.push': true });
+    // What the probe sees when pdf.js runs on the thread it checks.
+    expect(onMainThread.text).toBe(threaded.text);
+    expect(onMainThread.unchanged).toEqual({ 'JSON.parse': false, 'Array.prototype.push': false });
+  }, 60_000);
+});
