@@ -83,7 +83,7 @@ describe('ExtractionService', () => {
         code: 'extraction_limit_exceeded',
         details: { kind: 'yaml', limit: 'memory', memory_mb: 64 },
       });
-      expect(warnings).toEqual(['an extraction thread ended or could not start again']);
+      expect(warnings).toEqual(['an extraction thread ended']);
       const next = await extraction.extract('json', SMALL_JSON);
       expect(next.sections[0].text).toContain('still read');
     } finally {

@@ -168,6 +168,7 @@ describe('WorkerThread', () => {
 
 describe('ThreadPool', () => {
   const MINUTE = 60_000;
+  const counter = () => new Int32Array(new SharedArrayBuffer(4));
 
   it('runs one request at a time per thread, starting a thread only when all are busy', async () => {
     const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 2 });
@@ -178,7 +179,7 @@ describe('ThreadPool', () => {
       const run = (request: Request, name: string) =>
         pool.run(request, MINUTE).then((answer) => (order.push(name), answer));
       const answers = await Promise.all([
-        run({ op: 'busy', ms: 300 }, 'busy'),
+        run({ op: 'busy', ms: 2_000 }, 'busy'),
         run({ op: 'thread' }, 'second thread'),
         run({ op: 'echo', value: 'waited' }, 'third request'),
       ]);
@@ -200,10 +201,47 @@ describe('ThreadPool', () => {
       const waiting = pool.run({ op: 'thread' }, MINUTE);
       await expect(late).rejects.toBeInstanceOf(ThreadTimeoutError);
       expect(performance.now() - started).toBeLessThan(5_000); // not the 30 s the thread was given
-      const after = await waiting;
-      expect(after).not.toBe(before);
+      expect(await waiting).not.toBe(before);
     } finally {
       await pool.close();
+    }
+  });
+
+  it('counts a request’s run against its time limit, not its thread’s start', async () => {
+    const starts = counter();
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1, workerData: { starts, startMs: 500 } });
+    try {
+      expect(await pool.run({ op: 'echo', value: 1 }, 200)).toBe(1);
+      await expect(pool.run({ op: 'busy', ms: 30_000 }, 200)).rejects.toBeInstanceOf(ThreadTimeoutError);
+      expect(await pool.run({ op: 'echo', value: 2 }, 200)).toBe(2); // in a new thread, as slow to start
+      expect(Atomics.load(starts, 0)).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fails a request whose thread cannot start with ThreadStartError, and starts one for the next', async () => {
+    const refuse = counter();
+    Atomics.store(refuse, 0, 1);
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1, workerData: { refuse } });
+    const slow = new ThreadPool<Request, unknown>(SCRIPT, {
+      size: 1,
+      workerData: { startMs: 5_000 },
+      startTimeoutMs: 200,
+    });
+    try {
+      await expect(pool.run({ op: 'echo', value: 1 }, MINUTE)).rejects.toMatchObject({
+        name: 'ThreadStartError',
+        message: 'a worker thread could not start: cannot load',
+      });
+      Atomics.store(refuse, 0, 0);
+      expect(await pool.run({ op: 'echo', value: 2 }, MINUTE)).toBe(2);
+      await expect(slow.run({ op: 'echo', value: 3 }, MINUTE)).rejects.toMatchObject({
+        name: 'ThreadStartError',
+        message: 'a worker thread could not start: a worker thread did not start within 200 ms',
+      });
+    } finally {
+      await Promise.all([pool.close(), slow.close()]);
     }
   });
 
@@ -229,11 +267,10 @@ describe('ThreadPool', () => {
   });
 
   it('on closing, refuses the requests waiting and later ones, and lets the one under way finish', async () => {
-    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1 });
-    await pool.run({ op: 'thread' }, MINUTE); // started: the next request goes to the thread at once
-    const running = pool.run({ op: 'busy', ms: 200 }, MINUTE);
-    const [thread] = await Promise.all((pool as unknown as { slots: Promise<{ idle: boolean }>[] }).slots);
-    await until(() => !thread.idle); // the busy request is in the thread
+    const busy = counter();
+    const pool = new ThreadPool<Request, unknown>(SCRIPT, { size: 1, workerData: { busy } });
+    const running = pool.run({ op: 'busy', ms: 300 }, MINUTE);
+    await until(() => Atomics.load(busy, 0) === 1); // the request is running in the thread
     const waiting = pool.run({ op: 'echo', value: 1 }, MINUTE);
     const closed = pool.close();
     await expect(waiting).rejects.toThrow('the thread pool was closed');

@@ -3,9 +3,11 @@ import { threadId, workerData } from 'node:worker_threads';
 import { serveRequests } from '../../dist/common/threads/worker-thread.js';
 
 // `workerData.starts` (shared memory, when given) counts the starts, and a thread cannot start while
-// `workerData.refuse[0]` is 1.
+// `workerData.refuse[0]` is 1; `workerData.busy` counts the busy requests begun; a thread takes
+// `workerData.startMs` to start.
 await serveRequests(async () => {
   if (workerData?.starts) Atomics.add(workerData.starts, 0, 1);
+  if (workerData?.startMs) await new Promise((resolve) => setTimeout(resolve, workerData.startMs));
   if (workerData?.refuse && Atomics.load(workerData.refuse, 0) === 1) throw new Error('cannot load');
   return { info: { threadId }, handle };
 });
@@ -22,6 +24,7 @@ function handle(request) {
       for (;;) held.push(new Array(1_000_000).fill(held.length));
     }
     case 'busy': {
+      if (workerData?.busy) Atomics.add(workerData.busy, 0, 1);
       const end = Date.now() + request.ms;
       while (Date.now() < end); // holds the thread, as a model's run does
       return 'done';

@@ -32,6 +32,8 @@ export interface ThreadOptions {
   inFlight?: number;
   /** The thread's own heap limits: past them the thread ends (`ERR_WORKER_OUT_OF_MEMORY`), not its process. */
   resourceLimits?: ResourceLimits;
+  /** How long the script may take to be ready (no limit when absent: a model may take long to load). */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -75,25 +77,39 @@ export class WorkerThread<Request, Reply, Info = void> {
     worker.unref();
   }
 
-  /** Starts the script and resolves once it is ready (or rejects with why it could not start). */
+  /**
+   * Starts the script and resolves once it is ready, or rejects with why it could not start (by
+   * `options.startTimeoutMs` at the latest, if given: the thread is then stopped).
+   */
   static async start<Request, Reply, Info = void>(
     script: URL,
     workerData: unknown,
     options: ThreadOptions = {},
   ): Promise<WorkerThread<Request, Reply, Info>> {
     const worker = new Worker(script, { workerData, resourceLimits: options.resourceLimits });
-    return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const starting = new Promise<WorkerThread<Request, Reply, Info>>((resolve, reject) => {
       const exited = (code: number) => reject(exitError(code));
       worker.on('error', reject); // a no-op once settled, and an 'error' must always have a listener
       worker.once('exit', exited);
-      worker.once('message', (message: Ready<Info>) => {
+      const ready = (message: Ready<Info>) => {
         worker.off('exit', exited);
         if (message.ready) {
           worker.off('error', reject);
           resolve(new WorkerThread<Request, Reply, Info>(worker, message.info, options));
         } else void worker.terminate().then(() => reject(asError(message.error)));
-      });
+      };
+      worker.once('message', ready);
+      if (options.startTimeoutMs !== undefined) {
+        const ms = options.startTimeoutMs;
+        timer = setTimeout(() => {
+          worker.off('message', ready);
+          reject(new Error(`a worker thread did not start within ${ms} ms`));
+          void worker.terminate();
+        }, ms);
+      }
     });
+    return starting.finally(() => clearTimeout(timer));
   }
 
   /** False once the thread has failed or been closed. */
@@ -242,11 +258,6 @@ export class RestartingThread<Request, Reply, Info = void> {
 
   async call(request: Request): Promise<Reply> {
     return (await this.live()).call(request);
-  }
-
-  /** Stops the running thread at once (see `WorkerThread.terminate`); the next request starts another. */
-  terminate(reason: Error): Promise<void> {
-    return this.thread.terminate(reason);
   }
 
   /** Starts a new thread in the background when none is running (and none is being started). */

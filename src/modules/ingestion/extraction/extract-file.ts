@@ -1,4 +1,7 @@
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import {
+  type ExtractedText,
+  withoutControlCharacters,
+} from 'src/modules/ingestion/extraction/extracted-text.js';
 import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
 import { extractDocx, extractPdf, extractPptx } from 'src/modules/ingestion/extraction/office.extractor.js';
 import {
@@ -7,7 +10,7 @@ import {
   extractXml,
   extractYaml,
 } from 'src/modules/ingestion/extraction/structured.extractor.js';
-import { decodeText, stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { decodeText } from 'src/modules/ingestion/extraction/text-decoding.js';
 
 /** The kinds whose text is read from the file itself (images go to OCR). */
 export type ParsedKind = Exclude<DocumentKind, 'image'>;
@@ -18,14 +21,7 @@ export type ParsedKind = Exclude<DocumentKind, 'image'>;
  * 10 MB file takes up to seconds of synchronous JavaScript.
  */
 export async function extractFile(kind: ParsedKind, bytes: Buffer): Promise<ExtractedText> {
-  const extracted = await extractRaw(kind, bytes);
-  return {
-    format: extracted.format,
-    sections: extracted.sections.map((section) => ({
-      ...section,
-      text: stripControlCharacters(section.text),
-    })),
-  };
+  return withoutControlCharacters(await extractRaw(kind, bytes));
 }
 
 function extractRaw(kind: ParsedKind, bytes: Buffer): Promise<ExtractedText> | ExtractedText {

@@ -1,3 +1,5 @@
+import { stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+
 /** How the text is organised, which tells the chunker where it may cut. */
 export type TextFormat = 'prose' | 'markdown' | 'code' | 'records';
 
@@ -14,4 +16,15 @@ export interface ExtractedText {
 
 export function hasText(extracted: ExtractedText): boolean {
   return extracted.sections.some((section) => section.text.trim().length > 0);
+}
+
+/** The text without control characters (see `stripControlCharacters`), in the same sections. */
+export function withoutControlCharacters(extracted: ExtractedText): ExtractedText {
+  return {
+    format: extracted.format,
+    sections: extracted.sections.map((section) => ({
+      ...section,
+      text: stripControlCharacters(section.text),
+    })),
+  };
 }

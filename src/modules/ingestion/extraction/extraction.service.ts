@@ -5,10 +5,12 @@ import { LOGGER } from 'src/common/logging/logger.js';
 import { ThreadPool, ThreadTimeoutError } from 'src/common/threads/thread-pool.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { ParsedKind } from 'src/modules/ingestion/extraction/extract-file.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import {
+  type ExtractedText,
+  withoutControlCharacters,
+} from 'src/modules/ingestion/extraction/extracted-text.js';
 import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
-import { stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
 import {
   IngestionErrors,
   PermanentProcessingError,
@@ -34,7 +36,7 @@ const SCRIPT = new URL('./extraction.worker.js', import.meta.url);
  * request of the process, searches included, for as long. pdf.js's polyfills of JavaScript's builtins
  * stay in its thread too. Each thread has a heap of its own (`EXTRACTION_MEMORY_MB`) and each file a time
  * limit (`EXTRACTION_TIMEOUT_SECONDS`); a file past either fails its document with
- * `extraction_limit_exceeded`, and the thread is started again for the next. There are as many threads
+ * `extraction_limit_exceeded`, and a new thread is started for the next. There are as many threads
  * as documents processed at once, up to one per core, started when first needed. Images go to OCR,
  * which has threads of its own.
  */
@@ -53,19 +55,12 @@ export class ExtractionService implements OnApplicationShutdown {
     this.threads = new ThreadPool(SCRIPT, {
       size: Math.min(concurrency, availableParallelism()),
       resourceLimits: { maxOldGenerationSizeMb: extractionMemoryMiB },
-      onFailure: (error) =>
-        logger.warn({ err: error }, 'an extraction thread ended or could not start again'),
+      onFailure: (error) => logger.warn({ err: error }, 'an extraction thread ended'),
     });
   }
 
   async extract(kind: DocumentKind, bytes: Buffer): Promise<ExtractedText> {
-    if (kind === 'image') {
-      const { format, sections } = await this.ocr.extract(bytes);
-      return {
-        format,
-        sections: sections.map((section) => ({ ...section, text: stripControlCharacters(section.text) })),
-      };
-    }
+    if (kind === 'image') return withoutControlCharacters(await this.ocr.extract(bytes));
     let reply: ExtractionReply;
     try {
       // A copy of the file's own bytes: a Buffer may view a larger pool, which would all be copied.
@@ -79,7 +74,7 @@ export class ExtractionService implements OnApplicationShutdown {
       if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw IngestionErrors.extractionOutOfMemory(kind, this.limits.memoryMiB);
       }
-      throw error; // a thread that could not start, say: transient, the job is retried
+      throw error; // a thread that could not start (ThreadStartError): transient, the job is retried
     }
     if ('failure' in reply) {
       const { code, message, details } = reply.failure;
