@@ -164,6 +164,40 @@ describe('WorkerThread', () => {
       await thread.close();
     }
   });
+
+  it('RestartingThread.open leaves a failed first start to its caller, and starts again after the pause', async () => {
+    const starts = new Int32Array(new SharedArrayBuffer(4));
+    const refusing = new Int32Array(new SharedArrayBuffer(4));
+    Atomics.store(refusing, 0, 1);
+    const thread = RestartingThread.create<Request, unknown, Info>(
+      SCRIPT,
+      { starts, refuse: refusing },
+      { onFailure: (error) => failures.push(error) },
+    );
+    try {
+      expect(thread.up).toBe(false);
+      expect(Atomics.load(starts, 0)).toBe(0); // created, not started
+      await expect(thread.open()).rejects.toThrow(/^cannot load$/);
+      const failed = performance.now();
+      expect(failures).toEqual([]); // the caller's to report
+      expect(() => thread.info).toThrow('no worker thread has started yet');
+      // Within the pause, neither a request nor `restart` starts a thread.
+      Atomics.store(refusing, 0, 0);
+      await expect(thread.call({ op: 'echo', value: 1 })).rejects.toThrow('cannot load');
+      thread.restart();
+      expect(Atomics.load(starts, 0)).toBe(1);
+      // After it, `restart` starts one in the background.
+      await new Promise((resolve) => setTimeout(resolve, 1_050 - (performance.now() - failed)));
+      thread.restart();
+      expect(thread.up).toBe(false);
+      await until(() => thread.up);
+      expect(Atomics.load(starts, 0)).toBe(2);
+      expect(await thread.call({ op: 'echo', value: 2 })).toBe(2);
+      expect(failures).toEqual([]);
+    } finally {
+      await thread.close();
+    }
+  });
 });
 
 describe('ThreadPool', () => {

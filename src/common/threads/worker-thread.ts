@@ -207,7 +207,7 @@ export class WorkerThread<Request, Reply, Info = void> {
   }
 }
 
-/** How long a thread that could not start again is left down before the next try, at first and at most. */
+/** How long a thread that could not start is left down before the next try, at first and at most. */
 const RETRY_MS = { first: 1_000, most: 60_000 };
 
 /**
@@ -220,6 +220,8 @@ const RETRY_MS = { first: 1_000, most: 60_000 };
  * started again for every request. Closing it closes whichever thread it has.
  */
 export class RestartingThread<Request, Reply, Info = void> {
+  /** The thread started last, once one has started (it may have ended since). */
+  private thread: WorkerThread<Request, Reply, Info> | null = null;
   private starting: Promise<WorkerThread<Request, Reply, Info>> | null = null;
   /** Why the last start failed, and when the next may be tried. */
   private startFailure: { error: Error; retryAt: number; pauseMs: number } | null = null;
@@ -227,7 +229,6 @@ export class RestartingThread<Request, Reply, Info = void> {
 
   private constructor(
     private readonly startThread: () => Promise<WorkerThread<Request, Reply, Info>>,
-    private thread: WorkerThread<Request, Reply, Info>,
     private readonly onFailure: ((error: Error) => void) | undefined,
   ) {}
 
@@ -237,23 +238,46 @@ export class RestartingThread<Request, Reply, Info = void> {
     workerData: unknown,
     options: ThreadOptions = {},
   ): Promise<RestartingThread<Request, Reply, Info>> {
-    const startThread = () => WorkerThread.start<Request, Reply, Info>(script, workerData, options);
-    return new RestartingThread(startThread, await startThread(), options.onFailure);
+    const thread = RestartingThread.create<Request, Reply, Info>(script, workerData, options);
+    await thread.open();
+    return thread;
+  }
+
+  /** One with no thread yet: `open` starts the first (so would a request, or `restart`). */
+  static create<Request, Reply, Info = void>(
+    script: URL,
+    workerData: unknown,
+    options: ThreadOptions = {},
+  ): RestartingThread<Request, Reply, Info> {
+    return new RestartingThread(
+      () => WorkerThread.start<Request, Reply, Info>(script, workerData, options),
+      options.onFailure,
+    );
+  }
+
+  /**
+   * Starts the first thread and waits for it. Its failure is the caller's to report (`onFailure` is
+   * not told): the caller may go on without the thread, which a later request or `restart` starts
+   * again after the first pause.
+   */
+  async open(): Promise<void> {
+    await this.live({ first: true });
   }
 
   /** What the thread started last reported when it was ready. */
   get info(): Info {
+    if (!this.thread) throw new Error('no worker thread has started yet');
     return this.thread.info;
   }
 
   /** A thread is running (none is while it is being started again). */
   get up(): boolean {
-    return this.thread.alive;
+    return this.thread?.alive ?? false;
   }
 
   /** A thread is running, with nothing under way or waiting. */
   get idle(): boolean {
-    return this.thread.idle;
+    return this.thread?.idle ?? false;
   }
 
   async call(request: Request): Promise<Reply> {
@@ -268,7 +292,7 @@ export class RestartingThread<Request, Reply, Info = void> {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([
-      this.thread.close(),
+      this.thread?.close(),
       this.starting?.then(
         (thread) => thread.close(),
         () => undefined,
@@ -276,8 +300,9 @@ export class RestartingThread<Request, Reply, Info = void> {
     ]);
   }
 
-  private live(): Promise<WorkerThread<Request, Reply, Info>> {
-    if (this.thread.alive || this.closed) return Promise.resolve(this.thread);
+  private live({ first = false } = {}): Promise<WorkerThread<Request, Reply, Info>> {
+    if (this.closed) return Promise.reject(new Error('the worker thread was closed'));
+    if (this.thread?.alive) return Promise.resolve(this.thread);
     if (this.starting) return this.starting;
     const failure = this.startFailure;
     if (failure && performance.now() < failure.retryAt) return Promise.reject(failure.error);
@@ -290,11 +315,11 @@ export class RestartingThread<Request, Reply, Info = void> {
       },
       (cause: unknown) => {
         const pauseMs = failure ? Math.min(2 * failure.pauseMs, RETRY_MS.most) : RETRY_MS.first;
-        const error = new Error(`a worker thread could not start again: ${asError(cause).message}`, {
-          cause,
-        });
+        const error = first
+          ? asError(cause)
+          : new Error(`a worker thread could not start again: ${asError(cause).message}`, { cause });
         this.startFailure = { error, retryAt: performance.now() + pauseMs, pauseMs };
-        this.onFailure?.(error);
+        if (!first) this.onFailure?.(error);
         throw error;
       },
     );

@@ -134,7 +134,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
       onQueryThreadError: (err) =>
         this.logger.warn(
           { err },
-          'query embedding thread did not start: queries are embedded in the passages’ thread, behind their batches',
+          'query embedding thread did not start: queries are embedded in the passages’ thread, behind their batches, until a query starts it again',
         ),
       onThreadFailure: (err) =>
         this.logger.error(

@@ -50,7 +50,8 @@ const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passage
  * passages and chunks documents; a process that serves searches has a query thread, with one ONNX
  * thread, so that a query never waits behind a batch of passages. Each holds its own copy of the
  * model, and each is started again when it ends (see `RestartingThread`): meanwhile, queries share the
- * passages' thread when the process has one, and wait for the new query thread when it has not.
+ * passages' thread when the process has one, and wait for the new query thread when it has not. So
+ * they do when the query thread could not start beside a passages' thread in the first place.
  */
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'local';
@@ -83,8 +84,9 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     /** The threads to start: for processing documents, for serving searches, or both. */
     threads: { passages: boolean; queries: boolean };
     /**
-     * Told when the query thread cannot start beside a passages' thread (queries then share that
-     * thread). A process with no passages' thread cannot go without it: `create` fails instead.
+     * Told when the query thread cannot start beside a passages' thread: queries then share that
+     * thread, and the query thread is started again by a query after a pause (see `RestartingThread`).
+     * A process with no passages' thread cannot go without it: `create` fails instead.
      */
     onQueryThreadError: (error: unknown) => void;
     /** Told when a thread ends, or cannot start again (see `RestartingThread`). */
@@ -104,21 +106,22 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
           onFailure,
         })
       : null;
-    // A query runs for a few milliseconds: with several sent on, the thread has the next at hand
-    // while the main thread is busy with other requests. Closing waits for these few runs.
-    const startQueries = () =>
-      RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(
+    let queries: ModelThread | null = null;
+    if (options.threads.queries) {
+      // A query runs for a few milliseconds: with several sent on, the thread has the next at hand
+      // while the main thread is busy with other requests. Closing waits for these few runs.
+      queries = RestartingThread.create<ModelRequest, ModelReply, LoadedModel>(
         MODEL_SCRIPT,
         { ...source, threads: 1 },
         { onFailure, inFlight: QUERIES_IN_FLIGHT },
       );
-    let queries: ModelThread | null = null;
-    if (options.threads.queries && !passages) queries = await startQueries();
-    else if (options.threads.queries) {
-      queries = await startQueries().catch((error: unknown) => {
+      try {
+        await queries.open();
+      } catch (error) {
+        if (!passages) throw error;
+        // Queries share the passages' thread until one of them starts the query thread again.
         options.onQueryThreadError(error);
-        return null;
-      });
+      }
     }
     return new LocalEmbeddingProvider(model, passages, queries, options.batchSize);
   }
@@ -138,8 +141,9 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   }
 
   /**
-   * In the query thread when it is up. When it has ended, it is started again in the background and
-   * the query runs alone in the passages' thread meanwhile; a process without one waits for it.
+   * In the query thread when it is up. When it has ended, or never started, it is started again in the
+   * background and the query runs alone in the passages' thread meanwhile; a process without one waits
+   * for it.
    */
   async embedQuery(text: string): Promise<number[]> {
     const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
