@@ -71,6 +71,59 @@ describe('structured extractors', () => {
     );
   });
 
+  it('reads a YAML file’s own tags as what they tag, and the schema’s tags as the schema says', () => {
+    const yaml = [
+      'Bucket: !Ref LogsBucket',
+      'Name: !Sub [prefix, suffix]',
+      'Props: !Custom {size: 3}',
+      'blob: !!binary aGVsbG8=',
+      'verbatim: !<tag:example.com,2000:app/x> z',
+      'count: !!int "7"',
+      'label: !!str 8',
+    ].join('\n');
+    expect(text(extractYaml(yaml))).toBe(
+      [
+        'Bucket: LogsBucket',
+        'Name[0]: prefix',
+        'Name[1]: suffix',
+        'Props.size: 3',
+        'blob: aGVsbG8=',
+        'verbatim: z',
+        'count: 7',
+        'label: 8',
+      ].join('\n'),
+    );
+  });
+
+  it('merges YAML merge keys into the mapping that holds them', () => {
+    const yaml = 'defaults: &defaults\n  image: node\n  retries: 2\njob:\n  <<: *defaults\n  retries: 5\n';
+    expect(text(extractYaml(yaml))).toBe(
+      'defaults.image: node\ndefaults.retries: 2\njob.image: node\njob.retries: 5',
+    );
+  });
+
+  it('fails within seconds a YAML file whose aliases would repeat empty values a billion times', () => {
+    // Nine levels of ten aliases: 10^9 empty strings, which add no text for the character limit to see.
+    const levels = ['l0: &l0 ["", "", "", "", "", "", "", "", "", ""]'];
+    const tenOf = (anchor: string) => Array(10).fill(`*${anchor}`).join(', ');
+    for (let i = 1; i <= 9; i++) levels.push(`l${i}: &l${i} [${tenOf(`l${i - 1}`)}]`);
+    expect(() => extractYaml(levels.join('\n'))).toThrow(
+      expect.objectContaining({
+        code: 'invalid_document',
+        details: { kind: 'YAML', reason: 'it holds more than 10,000,000 values (with its aliases expanded)' },
+      }),
+    );
+  });
+
+  it('names the line and column of a YAML syntax error', () => {
+    expect(() => extractYaml('title: ok\nbad: a: b\n')).toThrow(
+      expect.objectContaining({
+        code: 'invalid_document',
+        details: { kind: 'YAML', reason: 'bad indentation of a mapping entry at line 2, column 7' },
+      }),
+    );
+  });
+
   it('fails a malformed JSON file with invalid_document', () => {
     expect(() => extractJson('{"a": ')).toThrow(PermanentProcessingError);
     try {

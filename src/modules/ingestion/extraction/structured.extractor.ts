@@ -1,6 +1,16 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
-import { parseAllDocuments } from 'yaml';
+import {
+  CORE_SCHEMA,
+  defineMappingTag,
+  defineScalarTag,
+  defineSequenceTag,
+  loadAll,
+  mapTag,
+  mergeTag,
+  seqTag,
+  YAMLException,
+} from 'js-yaml';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
@@ -21,13 +31,28 @@ export const MAX_DATA_DEPTH = 256;
 export const MAX_FLATTENED_CHARACTERS = 32 * 1024 * 1024;
 
 /**
+ * The most values (scalars, arrays and objects) a data file may hold. A 10 MB file holds at most about
+ * 5,000,000 (`[0,0,...]`); only YAML's aliases can make more, repeating what they name wherever they
+ * stand: nine levels of ten aliases make a billion values out of ten lines, which would take the
+ * extraction thread minutes to walk even when every value is empty (and so adds no characters).
+ */
+export const MAX_DATA_VALUES = 10_000_000;
+
+/**
  * Data files become one line per value, `path.to.key: value`, so that keys and headers stay next to
  * the values they describe, both for keyword matching and for the embedding model.
  */
 export function flatten(value: unknown, kind: string): string[] {
   const lines: string[] = [];
   let characters = 0;
+  let values = 0;
   const walk = (value: unknown, path: string, depth: number): void => {
+    if (++values > MAX_DATA_VALUES) {
+      throw IngestionErrors.invalidDocument(
+        kind,
+        `it holds more than ${MAX_DATA_VALUES.toLocaleString('en')} values (with its aliases expanded)`,
+      );
+    }
     if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) {
       throw IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
     }
@@ -68,15 +93,30 @@ export function extractJson(text: string): ExtractedText {
   return { format: 'records', sections: [{ text: flatten(data, 'JSON').join('\n') }] };
 }
 
+/**
+ * YAML 1.2's core schema (`yes` stays text, timestamps stay as written), with merge keys (`<<: *base`,
+ * common in CI and compose files) and any other tag read as what it tags: `!Ref name` is the text
+ * `name`, `!!binary` its base64 text, a tagged mapping a mapping. A file's own tags mean nothing to the
+ * index, and refusing them would refuse most CloudFormation templates.
+ */
+const YAML_SCHEMA = CORE_SCHEMA.withTags(
+  mergeTag,
+  // Matched by the prefix '', every tag name: tags the schema knows (`!!int "7"`) still take precedence.
+  defineScalarTag('', { matchByTagPrefix: true, resolve: (source) => source, identify: () => false }),
+  defineSequenceTag('', { ...seqTag, matchByTagPrefix: true, identify: () => false }),
+  defineMappingTag('', { ...mapTag, matchByTagPrefix: true, identify: () => false }),
+);
+
 export function extractYaml(text: string): ExtractedText {
   let documents: unknown[];
   try {
-    documents = parseAllDocuments(text).map((document) => {
-      if (document.errors.length > 0) throw document.errors[0];
-      return document.toJS({ maxAliasCount: 100 }) as unknown;
-    });
+    // The parser stops deeper files before building them. It counts the document as a level, and a
+    // flow collection (`[[...]]`) as one more: so 256 levels of either pass, and flatten refuses 257.
+    documents = loadAll(text, { schema: YAML_SCHEMA, maxDepth: MAX_DATA_DEPTH + 2 });
   } catch (error) {
-    throw IngestionErrors.invalidDocument('YAML', (error as Error).message);
+    if (!(error instanceof YAMLException)) throw error;
+    const where = error.mark ? ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}` : '';
+    throw IngestionErrors.invalidDocument('YAML', `${error.reason}${where}`);
   }
   return { format: 'records', sections: [{ text: documents.flatMap((d) => flatten(d, 'YAML')).join('\n') }] };
 }
