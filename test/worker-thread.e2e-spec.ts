@@ -174,8 +174,9 @@ describe('WorkerThread', () => {
       { starts, refuse: refusing },
       { onFailure: (error) => failures.push(error) },
     );
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 200)); // for a thread to run
     try {
-      expect(thread.up).toBe(false);
+      await settle();
       expect(Atomics.load(starts, 0)).toBe(0); // created, not started
       await expect(thread.open()).rejects.toThrow(/^cannot load$/);
       const failed = performance.now();
@@ -185,6 +186,7 @@ describe('WorkerThread', () => {
       Atomics.store(refusing, 0, 0);
       await expect(thread.call({ op: 'echo', value: 1 })).rejects.toThrow('cannot load');
       thread.restart();
+      await settle();
       expect(Atomics.load(starts, 0)).toBe(1);
       // After it, `restart` starts one in the background.
       await new Promise((resolve) => setTimeout(resolve, 1_050 - (performance.now() - failed)));
@@ -197,6 +199,14 @@ describe('WorkerThread', () => {
     } finally {
       await thread.close();
     }
+  });
+
+  it('RestartingThread.open fails when the thread is closed while it starts', async () => {
+    const thread = RestartingThread.create<Request, unknown, Info>(SCRIPT, { startMs: 200 });
+    const opening = thread.open();
+    await thread.close();
+    await expect(opening).rejects.toThrow('the worker thread was closed');
+    expect(thread.up).toBe(false);
   });
 });
 

@@ -286,7 +286,7 @@ export class RestartingThread<Request, Reply, Info = void> {
 
   /** Starts a new thread in the background when none is running (and none is being started). */
   restart(): void {
-    this.live().catch(() => undefined); // a failed start is reported by `live`
+    this.live().catch(() => undefined); // a failed start is reported by `live` (or is `open`'s)
   }
 
   async close(): Promise<void> {
@@ -309,7 +309,10 @@ export class RestartingThread<Request, Reply, Info = void> {
     this.starting = this.startThread().then(
       async (thread) => {
         this.startFailure = null;
-        if (this.closed) await thread.close(); // closed meanwhile: its requests are refused
+        if (this.closed) {
+          await thread.close();
+          throw new Error('the worker thread was closed');
+        }
         this.thread = thread;
         return thread;
       },
@@ -319,7 +322,7 @@ export class RestartingThread<Request, Reply, Info = void> {
           ? asError(cause)
           : new Error(`a worker thread could not start again: ${asError(cause).message}`, { cause });
         this.startFailure = { error, retryAt: performance.now() + pauseMs, pauseMs };
-        if (!first) this.onFailure?.(error);
+        if (!first && !this.closed) this.onFailure?.(error);
         throw error;
       },
     );

@@ -78,8 +78,8 @@ describe('structured extractors', () => {
       'Props: !Custom {size: 3}',
       'blob: !!binary aGVsbG8=',
       'verbatim: !<tag:example.com,2000:app/x> z',
-      'count: !!int "7"',
-      'label: !!str 8',
+      'count: !!int "0x1F"',
+      'nothing: !!null null',
     ].join('\n');
     expect(text(extractYaml(yaml))).toBe(
       [
@@ -89,10 +89,21 @@ describe('structured extractors', () => {
         'Props.size: 3',
         'blob: aGVsbG8=',
         'verbatim: z',
-        'count: 7',
-        'label: 8',
+        'count: 0x1F',
       ].join('\n'),
     );
+  });
+
+  it('keeps YAML scalars as written, but for nulls', () => {
+    const yaml =
+      'zip: 02134\npython: [3.1, 3.10]\n3.1: old\n3.10: new\non: yes\nsize: 1e3\nday: 2002-12-14\na: ~\nb: null\nc:\n';
+    expect(text(extractYaml(yaml))).toBe(
+      'zip: 02134\npython[0]: 3.1\npython[1]: 3.10\n3.1: old\n3.10: new\non: yes\nsize: 1e3\nday: 2002-12-14',
+    );
+  });
+
+  it('reads a YAML key that is a sequence or a mapping as its JSON text', () => {
+    expect(text(extractYaml('? [a, b]\n: pair\n{x: 1}: map\n'))).toBe('["a","b"]: pair\n{"x":"1"}: map');
   });
 
   it('merges YAML merge keys into the mapping that holds them', () => {
@@ -102,14 +113,37 @@ describe('structured extractors', () => {
     );
   });
 
-  it('fails within seconds a YAML file whose aliases would repeat empty values a billion times', () => {
-    // Nine levels of ten aliases: 10^9 empty strings, which add no text for the character limit to see.
-    const levels = ['l0: &l0 ["", "", "", "", "", "", "", "", "", ""]'];
-    const tenOf = (anchor: string) => Array(10).fill(`*${anchor}`).join(', ');
-    for (let i = 1; i <= 9; i++) levels.push(`l${i}: &l${i} [${tenOf(`l${i - 1}`)}]`);
-    expect(() => extractYaml(levels.join('\n'))).toThrow(
+  it('merges more keys than js-yaml’s default limit: 600 jobs of 20 defaults', () => {
+    const defaults = Array.from({ length: 20 }, (_, i) => `  key${i}: value${i}`).join('\n');
+    const jobs = Array.from({ length: 600 }, (_, i) => `job${i}:\n  <<: *defaults\n  name: job ${i}`);
+    const lines = text(extractYaml(`defaults: &defaults\n${defaults}\n${jobs.join('\n')}\n`)).split('\n');
+    expect(lines).toHaveLength(20 + 600 * 21);
+    expect(lines).toContain('job599.key19: value19');
+  });
+
+  it('reads YAML nested 256 levels deep in block style, and refuses it one level deeper', () => {
+    const block = (levels: number) =>
+      Array.from({ length: levels }, (_, i) => `${'  '.repeat(i)}k:`).join('\n') + ' bottom';
+    expect(text(extractYaml(block(256)))).toBe(`${Array(256).fill('k').join('.')}: bottom`);
+    expect(() => extractYaml(block(257))).toThrow(
       expect.objectContaining({
         code: 'invalid_document',
+        details: { kind: 'YAML', reason: 'it nests more than 256 levels deep' },
+      }),
+    );
+  });
+
+  it('counts the values of all of a YAML stream’s documents together', () => {
+    // Aliases repeat what they name: each document of six lines stands for 1,111,111 values (a million
+    // empty strings, which add no characters, and the sequences holding them), under the limit alone;
+    // ten of them are over it, and are refused without walking on to the end.
+    const levels = ['l0: &l0 ["", "", "", "", "", "", "", "", "", ""]'];
+    const tenOf = (anchor: string) => Array(10).fill(`*${anchor}`).join(', ');
+    for (let i = 1; i <= 5; i++) levels.push(`l${i}: &l${i} [${tenOf(`l${i - 1}`)}]`);
+    const document = levels.join('\n');
+    expect(text(extractYaml(document))).toBe('');
+    expect(() => extractYaml(Array(10).fill(document).join('\n---\n'))).toThrow(
+      expect.objectContaining({
         details: { kind: 'YAML', reason: 'it holds more than 10,000,000 values (with its aliases expanded)' },
       }),
     );

@@ -1,13 +1,14 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
 import {
-  CORE_SCHEMA,
   defineMappingTag,
   defineScalarTag,
   defineSequenceTag,
+  FAILSAFE_SCHEMA,
   loadAll,
   mapTag,
   mergeTag,
+  nullCoreTag,
   seqTag,
   YAMLException,
 } from 'js-yaml';
@@ -22,6 +23,9 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
  */
 export const MAX_DATA_DEPTH = 256;
 
+const tooDeep = (kind: string) =>
+  IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
+
 /**
  * The most text a data file may flatten to. Keys repeat on every line below them, so a small file with
  * long keys can flatten to more text than a JavaScript string holds (a 120 KB file with one 100 KB key
@@ -31,7 +35,7 @@ export const MAX_DATA_DEPTH = 256;
 export const MAX_FLATTENED_CHARACTERS = 32 * 1024 * 1024;
 
 /**
- * The most values (scalars, arrays and objects) a data file may hold. A 10 MB file holds at most about
+ * The most values (scalars, arrays and objects) a data file may hold, all its documents together. A 10 MB file holds at most about
  * 5,000,000 (`[0,0,...]`); only YAML's aliases can make more, repeating what they name wherever they
  * stand: nine levels of ten aliases make a billion values out of ten lines, which would take the
  * extraction thread minutes to walk even when every value is empty (and so adds no characters).
@@ -40,9 +44,11 @@ export const MAX_DATA_VALUES = 10_000_000;
 
 /**
  * Data files become one line per value, `path.to.key: value`, so that keys and headers stay next to
- * the values they describe, both for keyword matching and for the embedding model.
+ * the values they describe, both for keyword matching and for the embedding model. `documents` are
+ * the file's documents (a YAML stream may hold several), flattened one after the other within the
+ * limits of one file.
  */
-export function flatten(value: unknown, kind: string): string[] {
+export function flatten(documents: readonly unknown[], kind: string): string[] {
   const lines: string[] = [];
   let characters = 0;
   let values = 0;
@@ -53,9 +59,7 @@ export function flatten(value: unknown, kind: string): string[] {
         `it holds more than ${MAX_DATA_VALUES.toLocaleString('en')} values (with its aliases expanded)`,
       );
     }
-    if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) {
-      throw IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
-    }
+    if (value !== null && typeof value === 'object' && depth === MAX_DATA_DEPTH) throw tooDeep(kind);
     if (Array.isArray(value)) {
       value.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
     } else if (value !== null && typeof value === 'object') {
@@ -79,7 +83,7 @@ export function flatten(value: unknown, kind: string): string[] {
       lines.push(line);
     }
   };
-  walk(value, '', 0);
+  for (const document of documents) walk(document, '', 0);
   return lines;
 }
 
@@ -90,35 +94,71 @@ export function extractJson(text: string): ExtractedText {
   } catch (error) {
     throw IngestionErrors.invalidDocument('JSON', (error as Error).message);
   }
-  return { format: 'records', sections: [{ text: flatten(data, 'JSON').join('\n') }] };
+  return { format: 'records', sections: [{ text: flatten([data], 'JSON').join('\n') }] };
 }
 
+/** A mapping's key that is itself a sequence or mapping (`? [a, b]`), as text: `["a","b"]`. */
+function keyText(key: unknown): unknown {
+  if (key === null || typeof key !== 'object') return key;
+  try {
+    return JSON.stringify(key);
+  } catch {
+    return '[circular]'; // it holds an alias of itself
+  }
+}
+
+/** Mappings as plain objects, as js-yaml's own, with complex keys as text instead of refused. */
+const MAPPING = {
+  ...mapTag,
+  addPair: (mapping: Record<string, unknown>, key: unknown, value: unknown) =>
+    mapTag.addPair(mapping, keyText(key), value),
+  has: (mapping: Record<string, unknown>, key: unknown) => mapTag.has(mapping, keyText(key)),
+  identify: () => false,
+};
+
 /**
- * YAML 1.2's core schema (`yes` stays text, timestamps stay as written), with merge keys (`<<: *base`,
- * common in CI and compose files) and any other tag read as what it tags: `!Ref name` is the text
- * `name`, `!!binary` its base64 text, a tagged mapping a mapping. A file's own tags mean nothing to the
- * index, and refusing them would refuse most CloudFormation templates.
+ * What YAML a file may hold is read as written: scalars stay text (`02134`, `3.10`, `yes`, `1e3` and
+ * dates as in the file, and `3.1` and `3.10` two keys, not one), but for null (`~`, `null`, nothing),
+ * which has no text to index. Merge keys (`<<: *defaults`, common in CI and compose files) are merged.
+ * Any other tag is read as what it tags (`!Ref name` is the text `name`, `!!binary` its base64 text,
+ * a tagged mapping a mapping): a file's own tags mean nothing to the index, and refusing them would
+ * refuse most CloudFormation templates.
  */
-const YAML_SCHEMA = CORE_SCHEMA.withTags(
+const YAML_SCHEMA = FAILSAFE_SCHEMA.withTags(
+  nullCoreTag,
   mergeTag,
-  // Matched by the prefix '', every tag name: tags the schema knows (`!!int "7"`) still take precedence.
+  defineMappingTag('tag:yaml.org,2002:map', MAPPING),
+  // Matched by the prefix '', any tag name the schema does not hold exactly.
   defineScalarTag('', { matchByTagPrefix: true, resolve: (source) => source, identify: () => false }),
   defineSequenceTag('', { ...seqTag, matchByTagPrefix: true, identify: () => false }),
-  defineMappingTag('', { ...mapTag, matchByTagPrefix: true, identify: () => false }),
+  defineMappingTag('', { ...MAPPING, matchByTagPrefix: true }),
 );
+
+/**
+ * Merge keys copy what they name into each mapping that merges it, so their work can grow with the
+ * square of a file's size: a file may merge this many keys in all (js-yaml's default, 10,000, would
+ * refuse a CI file of 600 jobs that each merge 20 defaults).
+ */
+export const MAX_YAML_MERGED_KEYS = 1_000_000;
 
 export function extractYaml(text: string): ExtractedText {
   let documents: unknown[];
   try {
-    // The parser stops deeper files before building them. It counts the document as a level, and a
-    // flow collection (`[[...]]`) as one more: so 256 levels of either pass, and flatten refuses 257.
-    documents = loadAll(text, { schema: YAML_SCHEMA, maxDepth: MAX_DATA_DEPTH + 2 });
+    documents = loadAll(text, {
+      schema: YAML_SCHEMA,
+      maxTotalMergeKeys: MAX_YAML_MERGED_KEYS,
+      // The parser stops deeper files before building them. Its count takes in the document, and in
+      // some shapes the scalar at the bottom: so every file of 256 levels passes, and one of 257 is
+      // refused here or by flatten, with the same reason.
+      maxDepth: MAX_DATA_DEPTH + 2,
+    });
   } catch (error) {
     if (!(error instanceof YAMLException)) throw error;
+    if (error.reason.startsWith('nesting exceeded maxDepth')) throw tooDeep('YAML');
     const where = error.mark ? ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}` : '';
     throw IngestionErrors.invalidDocument('YAML', `${error.reason}${where}`);
   }
-  return { format: 'records', sections: [{ text: documents.flatMap((d) => flatten(d, 'YAML')).join('\n') }] };
+  return { format: 'records', sections: [{ text: flatten(documents, 'YAML').join('\n') }] };
 }
 
 export function extractXml(text: string): ExtractedText {
@@ -133,7 +173,7 @@ export function extractXml(text: string): ExtractedText {
   } catch (error) {
     throw IngestionErrors.invalidDocument('XML', (error as Error).message);
   }
-  return { format: 'records', sections: [{ text: flatten(data, 'XML').join('\n') }] };
+  return { format: 'records', sections: [{ text: flatten([data], 'XML').join('\n') }] };
 }
 
 /** Each row as `header: value | header: value`; a file without a header row keeps its rows as they are. */
