@@ -32,6 +32,12 @@ describe('structured extractors', () => {
     ).toBe('c.leader: Justin Trudeau');
   });
 
+  it('keeps XML values as written', () => {
+    expect(text(extractXml('<r><zip>02134</zip><v>3.10</v><hex>0x1F</hex><t a="007">1e3</t></r>'))).toBe(
+      'r.zip: 02134\nr.v: 3.10\nr.hex: 0x1F\nr.t.#text: 1e3\nr.t.@a: 007',
+    );
+  });
+
   it('reads every document of a multi-document YAML stream', () => {
     expect(text(extractYaml('a: 1\n---\nb: 2\n'))).toBe('a: 1\nb: 2');
   });

@@ -166,10 +166,13 @@ export function extractXml(text: string): ExtractedText {
   const withoutDeclaration = text.replace(/^\s*<\?xml[^>]*\?>/, '');
   let data: unknown;
   try {
-    data = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', processEntities: false }).parse(
-      withoutDeclaration,
-      true,
-    );
+    // XML has no numbers: a value is indexed as written (`02134`, `3.10`), as attributes already were.
+    data = new XMLParser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '@',
+      processEntities: false,
+      parseTagValue: false,
+    }).parse(withoutDeclaration, true);
   } catch (error) {
     throw IngestionErrors.invalidDocument('XML', (error as Error).message);
   }
