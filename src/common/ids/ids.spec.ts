@@ -1,4 +1,4 @@
-import { isId, newId } from 'src/common/ids/ids.js';
+import { isId, newId, randomBase62 } from 'src/common/ids/ids.js';
 
 describe('ids', () => {
   it('makes prefixed ids of 22 base62 characters', () => {
@@ -9,6 +9,19 @@ describe('ids', () => {
   it('never repeats in a large sample', () => {
     const ids = new Set(Array.from({ length: 10_000 }, () => newId('doc')));
     expect(ids.size).toBe(10_000);
+  });
+
+  it('draws every character of an id from all 62, each as likely as the others', () => {
+    const first = new Set(Array.from({ length: 10_000 }, () => newId('chk')[4]));
+    expect(first.size).toBe(62);
+    // Chi-squared over 620,000 characters: 61 degrees of freedom, below 130 but once in a million
+    // uniform runs; `byte % 62` without drawing again makes characters 0-7 a quarter likelier (> 3,000).
+    const counts = new Map<string, number>();
+    for (const char of randomBase62(620_000)) counts.set(char, (counts.get(char) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    const expected = 10_000;
+    const chiSquared = [...counts.values()].reduce((sum, n) => sum + (n - expected) ** 2 / expected, 0);
+    expect(chiSquared).toBeLessThan(130);
   });
 
   it('recognises only ids of the named type', () => {

@@ -1,28 +1,45 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Public identifiers are opaque strings: a type prefix, an underscore and 22 base62 characters drawn
- * from 128 random bits (`ds_4Jq0...`). The prefix tells a human what an id names and lets the API reject
- * an id of the wrong type without a database round trip.
+ * Public identifiers are opaque strings: a type prefix, an underscore and 22 random base62 characters,
+ * 131 bits (`ds_4Jq0...`). The prefix tells a human what an id names and lets the API reject an id of
+ * the wrong type without a database round trip.
  */
 export type IdPrefix = 'acc' | 'key' | 'ds' | 'doc' | 'chk' | 'wh' | 'evt';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 22;
+/** Random bytes at or above this are drawn again, so that each character is equally likely. */
+const UNBIASED_BELOW = 62 * 4;
 
-export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBase62(16, BODY_LENGTH)}`;
+/**
+ * Random bytes are read from the system in blocks, not for each id: a document's chunks take tens of
+ * thousands of ids at once, and a call for 16 bytes cost as much as the rest of making the id.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let next = 0;
+
+function randomByte(): number {
+  if (next === pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    next = 0;
+  }
+  return pool[next++];
 }
 
-/** Base62 of `bytes` random bytes, left-padded to `length` characters. */
-export function randomBase62(bytes: number, length: number): string {
-  let value = BigInt(`0x${randomBytes(bytes).toString('hex')}`);
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(BODY_LENGTH)}`;
+}
+
+/** `length` random base62 characters, each carrying log2(62), about 5.95, bits. */
+export function randomBase62(length: number): string {
   let out = '';
-  while (value > 0n) {
-    out = ALPHABET[Number(value % 62n)] + out;
-    value /= 62n;
+  while (out.length < length) {
+    const byte = randomByte();
+    if (byte < UNBIASED_BELOW) out += ALPHABET[byte % 62];
   }
-  return out.padStart(length, '0');
+  return out;
 }
 
 const ID_PATTERN = /^([a-z]+)_([0-9A-Za-z]{22})$/;

@@ -13,7 +13,7 @@ export const API_KEY_PREFIX = 'svc_sk_';
 
 /**
  * `svc_sk_<key id>_<secret>`: the key id (the part after `key_`) finds the row with one indexed lookup,
- * and the secret, 184 random bits, is checked against its stored SHA-256 in constant time.
+ * and the secret, 190 random bits, is checked against its stored SHA-256 in constant time.
  */
 /** `last_used_at` is written at most this often per key, so that reads do not turn into writes. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -54,7 +54,7 @@ export class ApiKeysService implements TokenVerifier {
     if (name.length === 0 || name.length > 200) throw AuthErrors.invalidAccountName();
     const account = await this.repository.findOrCreateAccount(name);
     const id = newId('key');
-    const secret = randomBase62(23, 32);
+    const secret = randomBase62(32);
     await this.repository.insertKey({ id, accountId: account.id, secretHash: hashSecret(secret) });
     return {
       account_id: account.id,
