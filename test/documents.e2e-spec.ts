@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import type { Test } from 'supertest';
-import { createDataset, waitForDocument } from './utils/documents.js';
+import { createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+import { until } from './utils/until.js';
 
 const FIXTURES = '../shared/fixtures';
 
@@ -59,6 +60,37 @@ describe('Documents API', () => {
       Date.parse(response.body.created_at),
     );
     expect(done).not.toHaveProperty('progress');
+  });
+
+  it('counts the time to index a document in its processing time and processed_at', async () => {
+    // Chunks cannot be written while this transaction holds the table: the document waits to be indexed.
+    const lock = await t.sql.connect();
+    let released = 0;
+    try {
+      await lock.query('BEGIN');
+      await lock.query('LOCK TABLE chunks IN SHARE MODE');
+      const response = await uploadText('Indexing takes its time too.').expect(201);
+      const stage = async () => {
+        const document = await t.http.get(`${documents()}/${response.body.document_id}`).set(bearer(key));
+        return (document.body as DocumentBody).progress?.stage;
+      };
+      await until(async () => (await stage()) === 'indexing');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await lock.query('COMMIT');
+      released = Date.now();
+      const done = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+      expect(done.status).toBe('ready');
+      expect(done.processing_time_ms).toBeGreaterThanOrEqual(1_500);
+      expect(Date.parse(done.processed_at as string)).toBeGreaterThanOrEqual(released - 50);
+      const started = Date.parse(response.body.created_at);
+      expect(Date.parse(done.processed_at as string) - started).toBeCloseTo(
+        done.processing_time_ms as number,
+        -1,
+      );
+    } finally {
+      if (!released) await lock.query('ROLLBACK');
+      lock.release();
+    }
   });
 
   it('accepts a file as multipart with JSON metadata, and keeps the original file name', async () => {

@@ -25,6 +25,15 @@ export interface StaleRun {
 
 const STILL_RUNNING = `id = $1 AND generation = $2 AND status = 'processing'`;
 
+/**
+ * A run's end, set as the document leaves `processing`: `processed_at` is the statement's own clock,
+ * not the transaction's start (a large document's chunks take seconds to index before it), and
+ * `processing_time_ms` runs from the run's start to it, queue wait included (docs/decisions.md), both on
+ * the database's clock.
+ */
+const PROCESSING_TIME = `processed_at = clock_timestamp(),
+  processing_time_ms = round(extract(epoch FROM clock_timestamp() - processing_started_at) * 1000)::int`;
+
 @Injectable()
 export class IngestionRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -34,8 +43,7 @@ export class IngestionRepository {
     run: Run,
   ): Promise<{ document: DocumentEntity; dataset: DatasetEntity; content: Buffer } | null> {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
-      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.processing_started_at AS "processingStartedAt",
-              s.content
+      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, s.content
          FROM documents d JOIN document_sources s ON s.document_id = d.id
         WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
       [run.documentId, run.generation],
@@ -59,15 +67,15 @@ export class IngestionRepository {
    * The dataset row is locked first (the order every writer of a dataset follows, so they cannot
    * deadlock), then the document: if it was deleted or restarted meanwhile, nothing is written.
    * Chunks of an earlier run are replaced, and the dataset's BM25 statistics adjusted by the difference.
-   * Returns false when the run was no longer current.
+   * Returns the run's processing time (see `PROCESSING_TIME`), or null when the run was no longer
+   * current.
    */
   async index(
     run: Run,
     datasetId: string,
     chunks: Chunk[],
     embeddings: { model: string; dimensions: number; vectors: number[][] } | null,
-    processingTimeMs: number,
-  ): Promise<boolean> {
+  ): Promise<number | null> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
       const [dataset] = await tx.query<
         {
@@ -82,12 +90,12 @@ export class IngestionRepository {
            FROM datasets WHERE id = $1 FOR NO KEY UPDATE`,
         [datasetId],
       );
-      if (!dataset) return false;
+      if (!dataset) return null;
       const [current] = await tx.query<unknown[]>(
         `SELECT 1 FROM documents WHERE ${STILL_RUNNING} FOR UPDATE`,
         [run.documentId, run.generation],
       );
-      if (!current) return false;
+      if (!current) return null;
 
       const previous = await removeDocumentChunks(tx, run.documentId);
       const vectors = embeddings && this.acceptsEmbeddings(dataset, embeddings) ? embeddings.vectors : null;
@@ -107,14 +115,14 @@ export class IngestionRepository {
         vectors,
       );
       await adjustChunkStats(tx, datasetId, chunks.length - previous.chunks, totalLength - previous.length);
-      await tx.query(
+      const [ready] = await tx.query<{ processing_time_ms: number }[]>(
         `UPDATE documents
-            SET status = 'ready', chunks_created = $3, processing_time_ms = $4, processed_at = now(),
-                progress = NULL, error = NULL
-          WHERE ${STILL_RUNNING}`,
-        [run.documentId, run.generation, chunks.length, processingTimeMs],
+            SET status = 'ready', chunks_created = $3, ${PROCESSING_TIME}, progress = NULL, error = NULL
+          WHERE ${STILL_RUNNING}
+          RETURNING processing_time_ms`,
+        [run.documentId, run.generation, chunks.length],
       );
-      return true;
+      return ready.processing_time_ms;
     });
   }
 
@@ -191,18 +199,13 @@ export class IngestionRepository {
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
-  async fail(
-    run: Run,
-    error: ProcessingErrorPayload,
-    processingTimeMs: number | null,
-  ): Promise<string | null> {
+  async fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
     const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
       `UPDATE documents
-          SET status = 'failed', error = $3, processed_at = now(), progress = NULL,
-              processing_time_ms = coalesce($4, (extract(epoch FROM now() - processing_started_at) * 1000)::int)
+          SET status = 'failed', error = $3, ${PROCESSING_TIME}, progress = NULL
         WHERE ${STILL_RUNNING}
         RETURNING dataset_id`,
-      [run.documentId, run.generation, error, processingTimeMs],
+      [run.documentId, run.generation, error],
     );
     return rows[0]?.dataset_id ?? null;
   }

@@ -11,7 +11,7 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 
 const run = { documentId: 'doc_1', generation: 2 };
 const loaded = {
-  document: { id: 'doc_1', kind: 'text', processingStartedAt: new Date() },
+  document: { id: 'doc_1', kind: 'text' },
   dataset: { id: 'ds_1' },
   content: Buffer.from('text'),
 };
@@ -19,7 +19,10 @@ const loaded = {
 function setUp(options: { extract: ExtractionService['extract']; indexed?: boolean; loaded?: unknown }) {
   const stages: string[] = [];
   const emitted: [string, unknown][] = [];
-  const index = jest.fn<IngestionRepository['index']>(() => Promise.resolve(options.indexed ?? true));
+  // The run's processing time, from the database's clock; null when the run was no longer current.
+  const index = jest.fn<IngestionRepository['index']>(() =>
+    Promise.resolve(options.indexed === false ? null : 1_234),
+  );
   const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
   const repository = strictMock<IngestionRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
@@ -68,7 +71,6 @@ describe('IngestionService.process', () => {
       'ds_1',
       [expect.objectContaining({ content: 'Hello world.', page: 1 })],
       { model: 'm', dimensions: 2, vectors: [[1, 0]] },
-      expect.any(Number),
     );
     expect(emitted).toEqual([
       [
@@ -76,6 +78,7 @@ describe('IngestionService.process', () => {
         expect.objectContaining({
           document_id: 'doc_1',
           chunks_created: 1,
+          processing_time_ms: 1_234,
           status: 'ready',
           embedding_model: 'm',
         }),
@@ -89,11 +92,7 @@ describe('IngestionService.process', () => {
     });
     await expect(service.process(run)).resolves.toBeUndefined();
     expect(index).not.toHaveBeenCalled();
-    expect(fail).toHaveBeenCalledWith(
-      run,
-      expect.objectContaining({ code: 'invalid_pdf' }),
-      expect.any(Number),
-    );
+    expect(fail).toHaveBeenCalledWith(run, expect.objectContaining({ code: 'invalid_pdf' }));
     expect(emitted).toEqual([
       [
         'document.processing_failed',
@@ -107,11 +106,7 @@ describe('IngestionService.process', () => {
       extract: () => Promise.resolve({ format: 'prose', sections: [{ text: '  \n ' }] }),
     });
     await service.process(run);
-    expect(fail).toHaveBeenCalledWith(
-      run,
-      expect.objectContaining({ code: 'no_text_extracted' }),
-      expect.any(Number),
-    );
+    expect(fail).toHaveBeenCalledWith(run, expect.objectContaining({ code: 'no_text_extracted' }));
   });
 
   it('rethrows a transient error for the queue to retry', async () => {

@@ -31,7 +31,6 @@ export class IngestionService {
     const loaded = await this.repository.loadRun(run);
     if (!loaded) return;
     const { document, dataset, content } = loaded;
-    const started = document.processingStartedAt.getTime();
     try {
       await this.repository.setProgress(run, 'extraction', STAGE_START.extraction);
       const extracted = await this.extraction.extract(document.kind, content);
@@ -50,8 +49,8 @@ export class IngestionService {
       }
 
       await this.repository.setProgress(run, 'indexing', STAGE_START.indexing);
-      const elapsed = Date.now() - started;
-      if (!(await this.repository.index(run, dataset.id, chunks, embeddings, elapsed))) return;
+      const elapsed = await this.repository.index(run, dataset.id, chunks, embeddings);
+      if (elapsed === null) return;
       this.events.emit('document.processed', {
         document_id: document.id,
         dataset_id: dataset.id,
@@ -62,14 +61,13 @@ export class IngestionService {
       });
     } catch (error) {
       if (!(error instanceof PermanentProcessingError)) throw error;
-      await this.fail(run, { code: error.code, message: error.message, details: error.details }, started);
+      await this.fail(run, { code: error.code, message: error.message, details: error.details });
     }
   }
 
   /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
-  async fail(run: Run, error: ProcessingErrorPayload, startedAt?: number): Promise<void> {
-    const elapsed = startedAt ? Date.now() - startedAt : null;
-    const datasetId = await this.repository.fail(run, error, elapsed);
+  async fail(run: Run, error: ProcessingErrorPayload): Promise<void> {
+    const datasetId = await this.repository.fail(run, error);
     if (!datasetId) return;
     this.logger.info({ document_id: run.documentId, code: error.code }, 'document processing failed');
     this.events.emit('document.processing_failed', {
