@@ -77,6 +77,9 @@ export class IngestionRepository {
     embeddings: { model: string; dimensions: number; vectors: number[][] } | null,
   ): Promise<number | null> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
+      // A large document's statements are costly enough in the planner's eyes for JIT compilation,
+      // which they never repay: 0.23 s compiling the insert of 23,738 chunks, 4.3 s with it against 4.0.
+      await tx.query('SET LOCAL jit = off');
       const [dataset] = await tx.query<
         {
           seq: string;
