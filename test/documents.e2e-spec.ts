@@ -93,6 +93,42 @@ describe('Documents API', () => {
     }
   });
 
+  it('takes an upload into a dataset at once while a document of it is being indexed', async () => {
+    const lock = await t.sql.connect();
+    // The indexing transaction waits on this lock, holding what it holds, for 5 s.
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE chunks IN SHARE MODE');
+    let release: Promise<unknown> | undefined;
+    try {
+      const indexing = await uploadText('A document being indexed.').expect(201);
+      const stage = async () => {
+        const document = await t.http.get(`${documents()}/${indexing.body.document_id}`).set(bearer(key));
+        return (document.body as DocumentBody).progress?.stage;
+      };
+      await until(async () => (await stage()) === 'indexing');
+      release = new Promise((resolve) => setTimeout(resolve, 5_000)).then(() => lock.query('COMMIT'));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // into its transaction
+      const started = performance.now();
+      const [upload, patch] = await Promise.all([
+        uploadText('Uploaded meanwhile.'),
+        t.http.patch(`/v1/datasets/${datasetId}`).set(bearer(key)).send({ description: 'meanwhile' }),
+      ]);
+      expect([upload.status, patch.status]).toEqual([201, 200]);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      await release;
+      for (const id of [indexing.body.document_id, upload.body.document_id]) {
+        expect((await waitForDocument(t.http, key, datasetId, id)).status).toBe('ready');
+      }
+      const counts = await datasetCounts();
+      expect(counts.document_count).toBe(counts.documents);
+      expect(counts.chunk_count).toBe(counts.chunks);
+      expect(counts.total_chunk_length).toBe(counts.length);
+    } finally {
+      await (release ?? lock.query('ROLLBACK'));
+      lock.release();
+    }
+  }, 30_000);
+
   it('accepts a file as multipart with JSON metadata, and keeps the original file name', async () => {
     const response = await t.http
       .post(documents())

@@ -73,6 +73,7 @@ export class DatasetsService {
   /** Deletes the dataset and, through the same transaction, everything in it. */
   delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
     return this.transactions.run(async (tx) => {
+      await this.datasets.lockChunks(tx, datasetId); // its chunks go too
       const dataset = await this.findOwnedForUpdate(tx, caller, datasetId);
       await this.datasets.delete(tx, dataset);
     });

@@ -72,8 +72,9 @@ export class DocumentsService {
 
   /**
    * Stores the document and its bytes and counts it in its dataset, in one transaction under the
-   * dataset's lock (so the count stays exact and the 10,000 limit holds under concurrent uploads),
-   * then queues its processing.
+   * dataset row's lock (so the count stays exact and the 10,000 limit holds under concurrent uploads),
+   * then queues its processing. Not under the dataset's chunk lock: an upload does not wait for a
+   * document's chunks being written.
    */
   async upload(caller: AccountPrincipal, datasetId: string, upload: NewUpload): Promise<DocumentEntity> {
     const document = await this.transactions.run(async (tx) => {
@@ -129,6 +130,7 @@ export class DocumentsService {
    */
   async delete(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<void> {
     await this.transactions.run(async (tx) => {
+      await this.datasetsRepository.lockChunks(tx, datasetId);
       const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
       const document = isId('doc', documentId)
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)
@@ -149,6 +151,7 @@ export class DocumentsService {
   /** Runs the pipeline again from the stored bytes, for a ready or failed document. */
   async reprocess(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<DocumentEntity> {
     const document = await this.transactions.run(async (tx) => {
+      await this.datasetsRepository.lockChunks(tx, datasetId);
       const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
       const current = isId('doc', documentId)
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)

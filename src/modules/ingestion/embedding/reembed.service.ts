@@ -45,7 +45,7 @@ export class ReembedService {
       after = page[page.length - 1].seq;
     }
     // Back into vector search under the new model. Documents indexed while the pages were read got no
-    // vectors; their transactions held the dataset's lock, so they have all committed by now.
+    // vectors; their transactions held the dataset's chunk lock, which finishReembedding waits for.
     await this.repository.finishReembedding(datasetId, provider.model, provider.dimensions);
     for (;;) {
       const page = await this.repository.chunksWithoutEmbedding(seq, PAGE);
