@@ -94,20 +94,36 @@ describe('Documents API', () => {
   });
 
   it('takes an upload into a dataset at once while a document of it is being indexed', async () => {
-    const lock = await t.sql.connect();
-    // The indexing transaction waits on this lock, holding what it holds, for 5 s.
-    await lock.query('BEGIN');
-    await lock.query('LOCK TABLE chunks IN SHARE MODE');
-    let release: Promise<unknown> | undefined;
+    // Indexing is held once its chunks are written, just before it updates the dataset's counts: by
+    // then the chunks' foreign keys hold key-share locks on the dataset's row. A trigger of this test
+    // makes that update wait for an advisory lock this test holds.
+    const HOLD = 4_242;
+    await t.sql.query(`
+      CREATE FUNCTION test_hold_chunk_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF current_query() LIKE '%chunk_count = chunk_count%' THEN PERFORM pg_advisory_xact_lock_shared(${HOLD}); END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER test_hold_chunk_counts BEFORE UPDATE ON datasets
+        FOR EACH STATEMENT EXECUTE FUNCTION test_hold_chunk_counts();`);
+    const holder = await t.sql.connect();
+    let held = true;
+    const release = async () => {
+      if (held) await holder.query('SELECT pg_advisory_unlock($1)', [HOLD]);
+      held = false;
+    };
     try {
+      await holder.query('SELECT pg_advisory_lock($1)', [HOLD]);
       const indexing = await uploadText('A document being indexed.').expect(201);
-      const stage = async () => {
-        const document = await t.http.get(`${documents()}/${indexing.body.document_id}`).set(bearer(key));
-        return (document.body as DocumentBody).progress?.stage;
-      };
-      await until(async () => (await stage()) === 'indexing');
-      release = new Promise((resolve) => setTimeout(resolve, 5_000)).then(() => lock.query('COMMIT'));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // into its transaction
+      await until(async () => {
+        const { rows } = await t.sql.query(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`,
+          [HOLD],
+        );
+        return rows[0].n === 1;
+      });
+      // Released after 5 s whatever happens, so that an upload waiting for indexing fails the test below.
+      const timer = setTimeout(() => void release(), 5_000);
       const started = performance.now();
       const [upload, patch] = await Promise.all([
         uploadText('Uploaded meanwhile.'),
@@ -115,7 +131,8 @@ describe('Documents API', () => {
       ]);
       expect([upload.status, patch.status]).toEqual([201, 200]);
       expect(performance.now() - started).toBeLessThan(2_000);
-      await release;
+      clearTimeout(timer);
+      await release();
       for (const id of [indexing.body.document_id, upload.body.document_id]) {
         expect((await waitForDocument(t.http, key, datasetId, id)).status).toBe('ready');
       }
@@ -124,8 +141,11 @@ describe('Documents API', () => {
       expect(counts.chunk_count).toBe(counts.chunks);
       expect(counts.total_chunk_length).toBe(counts.length);
     } finally {
-      await (release ?? lock.query('ROLLBACK'));
-      lock.release();
+      await release();
+      holder.release();
+      await t.sql.query(
+        'DROP TRIGGER test_hold_chunk_counts ON datasets; DROP FUNCTION test_hold_chunk_counts()',
+      );
     }
   }, 30_000);
 

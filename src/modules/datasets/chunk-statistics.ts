@@ -3,7 +3,8 @@ import type { Tx } from 'src/database/transaction.js';
 /**
  * The lock of a dataset's chunks, taken first, before any row lock, by every transaction that writes
  * a dataset's chunks or BM25 statistics, or decides what they hold: indexing, deleting or reprocessing
- * a document, deleting the dataset, and re-embedding's start and end. It keeps the statistics exact
+ * a document, deleting the dataset, and re-embedding (its start, its end, and each page of vectors it
+ * writes). It keeps the statistics exact
  * and these writers in one order. It is a lock of its own (a transaction-level advisory lock on the
  * dataset's id), not the dataset row's: indexing a large document writes for seconds, and a writer of
  * the row alone (an upload counting its document, a change of name) must not wait for that. Such a

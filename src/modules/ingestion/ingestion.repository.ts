@@ -262,13 +262,18 @@ export class IngestionRepository {
     );
   }
 
-  async setEmbeddings(seqs: string[], vectors: number[][]): Promise<void> {
-    await this.db.query(
-      `UPDATE chunks SET embedding = v.embedding::vector
-         FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
-        WHERE chunks.seq = v.seq`,
-      [seqs, vectors.map((vector) => toSql(vector) as string)],
-    );
+  async setEmbeddings(datasetId: string, seqs: string[], vectors: number[][]): Promise<void> {
+    await this.db.transaction('READ COMMITTED', async (tx) => {
+      // Under the chunk lock: the rows it locks, in its own order, could otherwise cross those of a
+      // document's or the dataset's deletion, and one of the two would fail as a deadlock.
+      await lockDatasetChunks(tx, datasetId);
+      await tx.query(
+        `UPDATE chunks SET embedding = v.embedding::vector
+           FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
+          WHERE chunks.seq = v.seq`,
+        [seqs, vectors.map((vector) => toSql(vector) as string)],
+      );
+    });
   }
 
   /** Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors. */

@@ -32,6 +32,7 @@ export class ReembedService {
     const embedPage = async (page: { seq: string; content: string }[]) => {
       const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
       await this.repository.setEmbeddings(
+        datasetId,
         page.map((chunk) => chunk.seq),
         vectors,
       );
