@@ -2,7 +2,9 @@
 // (ROLE=all, keyword-only, one document at a time) processes a large data file: /health is asked one
 // request at a time, every 10 ms, from the upload until the document is ready, for an XML and a YAML
 // file of 9.5 MB (the upload limit is 10 MB). Figures per file: the document's processing time, and
-// the median, p99 and longest /health answer; the longest is the longest stall of the main thread.
+// the median, p99 and longest /health answer (the longest is the longest stall of the main thread),
+// and, once the file is being indexed, how long a small upload into the same dataset and into another
+// one takes (an upload must not wait for the file's chunks to be written).
 import http from 'node:http';
 import { apiKey, createDatabase, percentile, startServer, writeResult } from './lib.mjs';
 
@@ -53,11 +55,19 @@ try {
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     return response.json();
   };
-  const dataset = await api('/v1/datasets', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'responsiveness' }),
-  });
+  const post = (path, body) =>
+    api(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const dataset = await post('/v1/datasets', { name: 'responsiveness' });
+  const other = await post('/v1/datasets', { name: 'another' });
+  const timedUpload = async (into) => {
+    const started = performance.now();
+    await post(`/v1/datasets/${into.id}/documents`, { content: 'A small document uploaded meanwhile.' });
+    return Number((performance.now() - started).toFixed(1));
+  };
   for (const kind of ['xml', 'yaml']) {
     const file = dataFile(kind);
     for (let round = 0; round < ROUNDS; round++) {
@@ -70,12 +80,16 @@ try {
       const latencies = [];
       let document = { status: 'processing' };
       let checked = performance.now();
+      let uploads = null;
       while (document.status === 'processing') {
         latencies.push(await health(server.url));
         await new Promise((resolve) => setTimeout(resolve, 10));
         if (performance.now() - checked > 250) {
           checked = performance.now();
           document = await api(`/v1/datasets/${dataset.id}/documents/${id}`);
+          if (!uploads && document.progress?.stage === 'indexing') {
+            uploads = { same: await timedUpload(dataset), other: await timedUpload(other) };
+          }
         }
       }
       if (document.status !== 'ready') throw new Error(`${kind}: ${JSON.stringify(document.error)}`);
@@ -88,6 +102,8 @@ try {
         health_p50_ms: Number(percentile(latencies, 50).toFixed(1)),
         health_p99_ms: Number(percentile(latencies, 99).toFixed(1)),
         health_max_ms: Number(Math.max(...latencies).toFixed(1)),
+        upload_same_dataset_while_indexing_ms: uploads?.same ?? null,
+        upload_other_dataset_while_indexing_ms: uploads?.other ?? null,
       };
       console.log(JSON.stringify(result));
       results.push(result);
