@@ -25,7 +25,9 @@ function randomByte(): number {
     pool = randomBytes(POOL_BYTES);
     next = 0;
   }
-  return pool[next++];
+  const byte = pool[next];
+  pool[next++] = 0; // once used, not left in memory (it may be part of an API key's secret)
+  return byte;
 }
 
 export function newId(prefix: IdPrefix): string {

@@ -49,7 +49,12 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
 
   private async sweepOnce(): Promise<void> {
     const stale = await this.repository.staleRuns(this.config.ingestion.staleAfterSeconds, SWEEP_BATCH);
-    for (const run of stale) await this.recover(run);
+    for (const run of stale) {
+      // One run that cannot be settled must not hold up the others: it comes first again next time.
+      await this.recover(run).catch((err: unknown) =>
+        this.logger.warn({ err, document_id: run.id }, 'could not recover a stalled document'),
+      );
+    }
   }
 
   private async recover(stale: StaleRun): Promise<void> {

@@ -30,13 +30,15 @@ export interface StaleRun {
 const STILL_RUNNING = `id = $1 AND generation = $2 AND status = 'processing'`;
 
 /**
- * A run's end, set as the document leaves `processing`: `processed_at` is the statement's own clock,
- * not the transaction's start (a large document's chunks take seconds to index before it), and
- * `processing_time_ms` runs from the run's start to it, queue wait included (docs/decisions.md), both on
- * the database's clock.
+ * A run's end, set as the document leaves `processing` (with `FROM ${RUN_ENDED}`): `processed_at` is
+ * the clock as the statement runs, not the transaction's start (a large document's chunks take seconds
+ * to index before it), and `processing_time_ms` runs from the run's start to it, queue wait included
+ * (docs/decisions.md), both on the database's clock. The time is held within an integer's range: a
+ * document left processing for 25 days (no worker running) must still be able to fail.
  */
-const PROCESSING_TIME = `processed_at = clock_timestamp(),
-  processing_time_ms = round(extract(epoch FROM clock_timestamp() - processing_started_at) * 1000)::int`;
+const PROCESSING_TIME = `processed_at = ended.at,
+  processing_time_ms = least(greatest(round(extract(epoch FROM ended.at - processing_started_at) * 1000), 0), 2147483647)::int`;
+const RUN_ENDED = `(SELECT clock_timestamp() AS at) ended`;
 
 @Injectable()
 export class IngestionRepository {
@@ -128,6 +130,7 @@ export class IngestionRepository {
       const [ready] = await tx.query<{ processing_time_ms: number }[]>(
         `UPDATE documents
             SET status = 'ready', chunks_created = $3, ${PROCESSING_TIME}, progress = NULL, error = NULL
+           FROM ${RUN_ENDED}
           WHERE ${STILL_RUNNING}
           RETURNING processing_time_ms`,
         [run.documentId, run.generation, chunks.length],
@@ -213,6 +216,7 @@ export class IngestionRepository {
     const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
       `UPDATE documents
           SET status = 'failed', error = $3, ${PROCESSING_TIME}, progress = NULL
+         FROM ${RUN_ENDED}
         WHERE ${STILL_RUNNING}
         RETURNING dataset_id`,
       [run.documentId, run.generation, error],

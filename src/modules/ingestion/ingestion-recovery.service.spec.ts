@@ -1,0 +1,37 @@
+import { jest } from '@jest/globals';
+import { pino } from 'pino';
+import { loadConfig } from 'src/config/app-config.js';
+import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
+import type { IngestionQueue } from 'src/modules/ingestion/ingestion.queue.js';
+import type { IngestionRepository, StaleRun } from 'src/modules/ingestion/ingestion.repository.js';
+import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import { strictMock } from '../../../test/utils/strict-mock.js';
+
+describe('IngestionRecoveryService.sweep', () => {
+  it('goes on to the next stalled document when one cannot be recovered', async () => {
+    const stale: StaleRun[] = [
+      { id: 'doc_stuck', datasetId: 'ds_1', generation: 1, recoveries: 0 },
+      { id: 'doc_next', datasetId: 'ds_1', generation: 1, recoveries: 0 },
+    ];
+    const enqueue = jest.fn<IngestionQueue['enqueue']>(() => Promise.resolve(true));
+    const logged: { msg: string; document_id?: string }[] = [];
+    const service = new IngestionRecoveryService(
+      strictMock<IngestionRepository>({
+        staleRuns: () => Promise.resolve(stale),
+        recordRecovery: (run) =>
+          run.documentId === 'doc_stuck'
+            ? Promise.reject(new Error('integer out of range'))
+            : Promise.resolve(true),
+      }),
+      strictMock<IngestionQueue>({ hasLiveJob: () => Promise.resolve(false), enqueue }),
+      strictMock<IngestionService>({}),
+      loadConfig({}),
+      pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
+    );
+    await service.sweep();
+    expect(enqueue).toHaveBeenCalledWith({ id: 'doc_next', generation: 1, recoveries: 1 });
+    expect(logged).toContainEqual(
+      expect.objectContaining({ msg: 'could not recover a stalled document', document_id: 'doc_stuck' }),
+    );
+  });
+});
