@@ -38,6 +38,11 @@ describe('structured extractors', () => {
     );
   });
 
+  it('reads XML’s own entities and character references as the characters they stand for', () => {
+    const xml = '<a t="x &lt; y">Fish &amp; Chips &#233;t&#xE9; &quot;ok&quot; &nope; &#x110000;</a>';
+    expect(text(extractXml(xml))).toBe('a.#text: Fish & Chips été "ok" &nope; &#x110000;\na.@t: x < y');
+  });
+
   it('reads every document of a multi-document YAML stream', () => {
     expect(text(extractYaml('a: 1\n---\nb: 2\n'))).toBe('a: 1\nb: 2');
   });

@@ -161,6 +161,27 @@ export function extractYaml(text: string): ExtractedText {
   return { format: 'records', sections: [{ text: flatten(documents, 'YAML').join('\n') }] };
 }
 
+const XML_NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/**
+ * XML's own five entities and character references (`&amp;`, `&#233;`, `&#xE9;`) as the characters
+ * they stand for, so that `Fish &amp; Chips` is not indexed with a word "amp". Entities a DOCTYPE
+ * declares are left as written: expanding them is how an entity bomb works. A reference to no
+ * character stays as written. CDATA goes through the same (the parser does not tell it apart), where
+ * an `&amp;` is literal text: rare, and no worse to read decoded.
+ */
+function decodeXmlEntities(value: string): string {
+  if (!value.includes('&')) return value;
+  return value.replace(
+    /&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g,
+    (entity, dec, hex, name) => {
+      if (name) return XML_NAMED_ENTITIES[name as string];
+      const codePoint = dec ? Number(dec) : parseInt(hex as string, 16);
+      return codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : entity;
+    },
+  );
+}
+
 export function extractXml(text: string): ExtractedText {
   // The declaration may name an encoding the bytes are not in; the text has been decoded already.
   const withoutDeclaration = text.replace(/^\s*<\?xml[^>]*\?>/, '');
@@ -172,6 +193,8 @@ export function extractXml(text: string): ExtractedText {
       attributeNamePrefix: '@',
       processEntities: false,
       parseTagValue: false,
+      tagValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
+      attributeValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
     }).parse(withoutDeclaration, true);
   } catch (error) {
     throw IngestionErrors.invalidDocument('XML', (error as Error).message);
