@@ -1,6 +1,5 @@
-import { types } from 'node:util';
 import { withDeadline } from 'src/common/async/deadline.js';
-import { type ThreadOptions, WorkerThread } from 'src/common/threads/worker-thread.js';
+import { asError, type ThreadOptions, WorkerThread } from 'src/common/threads/worker-thread.js';
 
 const poolClosed = () => new Error('the thread pool was closed');
 
@@ -15,9 +14,7 @@ export class ThreadTimeoutError extends Error {
 /** A thread of the pool could not be started for a request (the request itself never ran). */
 export class ThreadStartError extends Error {
   constructor(cause: unknown) {
-    super(`a worker thread could not start: ${types.isNativeError(cause) ? cause.message : String(cause)}`, {
-      cause,
-    });
+    super(`a worker thread could not start: ${asError(cause).message}`, { cause });
     this.name = 'ThreadStartError';
   }
 }

@@ -17,7 +17,7 @@ const exitError = (code: number) => new Error(`a worker thread exited (code ${co
  * An error as it came across the thread boundary: Node clones an Error with its name, message and
  * stack (`isNativeError`, as it may belong to another realm than this module's `Error`).
  */
-const asError = (error: unknown) => (types.isNativeError(error) ? error : new Error(String(error)));
+export const asError = (error: unknown) => (types.isNativeError(error) ? error : new Error(String(error)));
 
 export interface ThreadOptions {
   /**

@@ -4,12 +4,11 @@ import type { Tx } from 'src/database/transaction.js';
  * The lock of a dataset's chunks, taken first, before any row lock, by every transaction that writes
  * a dataset's chunks or BM25 statistics, or decides what they hold: indexing, deleting or reprocessing
  * a document, deleting the dataset, and re-embedding (its start, its end, and each page of vectors it
- * writes). It keeps the statistics exact
- * and these writers in one order. It is a lock of its own (a transaction-level advisory lock on the
- * dataset's id), not the dataset row's: indexing a large document writes for seconds, and a writer of
- * the row alone (an upload counting its document, a change of name) must not wait for that. Such a
- * writer takes the row `FOR NO KEY UPDATE`, which the key-share locks of the chunks' foreign keys do
- * not hold up; indexing updates the row only at its end.
+ * writes). It keeps the statistics exact and these writers in one order. It is a lock of its own (a
+ * transaction-level advisory lock on the dataset's id), not the dataset row's: indexing a large
+ * document writes for seconds, and a writer of the row alone (an upload counting its document, a change
+ * of name) must not wait for that. Such a writer takes the row `FOR NO KEY UPDATE`, which the key-share
+ * locks of the chunks' foreign keys do not hold up; indexing updates the row only at its end.
  */
 export async function lockDatasetChunks(tx: Tx, datasetId: string): Promise<void> {
   await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('dataset chunks ' || $1, 0))`, [datasetId]);

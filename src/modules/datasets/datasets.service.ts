@@ -73,8 +73,7 @@ export class DatasetsService {
   /** Deletes the dataset and, through the same transaction, everything in it. */
   delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
     return this.transactions.run(async (tx) => {
-      await this.datasets.lockChunks(tx, datasetId); // its chunks go too
-      const dataset = await this.findOwnedForUpdate(tx, caller, datasetId);
+      const dataset = await this.findOwnedForChunkChanges(tx, caller, datasetId); // its chunks go too
       await this.datasets.delete(tx, dataset);
     });
   }
@@ -89,5 +88,18 @@ export class DatasetsService {
     if (!dataset) throw DatasetErrors.notFound(datasetId);
     if (dataset.accountId !== caller.accountId) throw DatasetErrors.notOwner(datasetId);
     return dataset;
+  }
+
+  /**
+   * `findOwnedForUpdate` for a transaction that changes the dataset's chunks: the dataset's chunk lock
+   * first (`lockDatasetChunks`), then its row, the order every writer of the chunks follows.
+   */
+  async findOwnedForChunkChanges(
+    tx: Tx,
+    caller: AccountPrincipal,
+    datasetId: string,
+  ): Promise<DatasetEntity> {
+    await this.datasets.lockChunks(tx, datasetId);
+    return this.findOwnedForUpdate(tx, caller, datasetId);
   }
 }

@@ -130,8 +130,7 @@ export class DocumentsService {
    */
   async delete(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<void> {
     await this.transactions.run(async (tx) => {
-      await this.datasetsRepository.lockChunks(tx, datasetId);
-      const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
+      const dataset = await this.datasets.findOwnedForChunkChanges(tx, caller, datasetId);
       const document = isId('doc', documentId)
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)
         : null;
@@ -151,8 +150,7 @@ export class DocumentsService {
   /** Runs the pipeline again from the stored bytes, for a ready or failed document. */
   async reprocess(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<DocumentEntity> {
     const document = await this.transactions.run(async (tx) => {
-      await this.datasetsRepository.lockChunks(tx, datasetId);
-      const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
+      const dataset = await this.datasets.findOwnedForChunkChanges(tx, caller, datasetId);
       const current = isId('doc', documentId)
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)
         : null;

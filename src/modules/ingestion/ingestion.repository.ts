@@ -266,37 +266,45 @@ export class IngestionRepository {
     );
   }
 
-  async setEmbeddings(datasetId: string, seqs: string[], vectors: number[][]): Promise<void> {
-    await this.db.transaction('READ COMMITTED', async (tx) => {
-      // Under the chunk lock: the rows it locks, in its own order, could otherwise cross those of a
-      // document's or the dataset's deletion, and one of the two would fail as a deadlock.
+  /** `work` in a transaction of its own, under the dataset's chunk lock (`lockDatasetChunks`). */
+  private underChunkLock(datasetId: string, work: (tx: Tx) => Promise<unknown>): Promise<void> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
       await lockDatasetChunks(tx, datasetId);
-      await tx.query(
+      await work(tx);
+    });
+  }
+
+  /**
+   * Under the chunk lock: the rows it locks, in its own order, could otherwise cross those of a
+   * document's or the dataset's deletion, and one of the two would fail as a deadlock.
+   */
+  setEmbeddings(datasetId: string, seqs: string[], vectors: number[][]): Promise<void> {
+    return this.underChunkLock(datasetId, (tx) =>
+      tx.query(
         `UPDATE chunks SET embedding = v.embedding::vector
            FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
           WHERE chunks.seq = v.seq`,
         [seqs, vectors.map((vector) => toSql(vector) as string)],
-      );
-    });
+      ),
+    );
   }
 
   /** Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors. */
-  async startReembedding(datasetId: string): Promise<void> {
-    await this.db.transaction('READ COMMITTED', async (tx) => {
-      await lockDatasetChunks(tx, datasetId); // after the indexing under way, before the next
-      await tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]);
-    });
+  startReembedding(datasetId: string): Promise<void> {
+    // Under the chunk lock: after the indexing under way, before the next.
+    return this.underChunkLock(datasetId, (tx) =>
+      tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]),
+    );
   }
 
   /** Records the dataset's new model, and back into vector search. */
-  async finishReembedding(datasetId: string, model: string, dimensions: number): Promise<void> {
-    await this.db.transaction('READ COMMITTED', async (tx) => {
-      await lockDatasetChunks(tx, datasetId);
-      await tx.query(
+  finishReembedding(datasetId: string, model: string, dimensions: number): Promise<void> {
+    return this.underChunkLock(datasetId, (tx) =>
+      tx.query(
         'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
         [datasetId, model, dimensions],
-      );
-    });
+      ),
+    );
   }
 
   /** Processing documents whose run has not reported for `seconds`. */

@@ -35,10 +35,11 @@ const tooDeep = (kind: string) =>
 export const MAX_FLATTENED_CHARACTERS = 32 * 1024 * 1024;
 
 /**
- * The most values (scalars, arrays and objects) a data file may hold, all its documents together. A 10 MB file holds at most about
- * 5,000,000 (`[0,0,...]`); only YAML's aliases can make more, repeating what they name wherever they
- * stand: nine levels of ten aliases make a billion values out of ten lines, which would take the
- * extraction thread minutes to walk even when every value is empty (and so adds no characters).
+ * The most values (scalars, arrays and objects) a data file may hold, all its documents together. A
+ * 10 MB file holds at most about 5,000,000 (`[0,0,...]`); only YAML's aliases can make more, repeating
+ * what they name wherever they stand: nine levels of ten aliases make a billion values out of ten
+ * lines, which would take the extraction thread minutes to walk even when every value is empty (and so
+ * adds no characters).
  */
 export const MAX_DATA_VALUES = 10_000_000;
 
