@@ -32,7 +32,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   const inFlight = app.get(InFlightRequests);
   app.use(inFlight.middleware);
   app.useGlobalInterceptors(inFlight);
-  if (config.forceHttps) app.use(httpsRedirect(config.publicBaseUrl));
+  // The plain listener of HTTP_REDIRECT_PORT (see main.ts) serves this app too, and redirects all but probes.
+  if (config.forceHttps || config.tls?.httpRedirectPort) {
+    app.use(
+      httpsRedirect({ publicBaseUrl: config.publicBaseUrl, httpsPort: config.tls ? config.port : null }),
+    );
+  }
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
   app.use(rejectDeepBodies);

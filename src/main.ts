@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from 'src/app.factory.js';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from 'src/app.module.js';
@@ -8,13 +9,17 @@ import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.j
 import { migrate } from 'src/database/migrate.js';
 import type { Logger } from 'pino';
 
-/** When the app terminates TLS itself, a plain-HTTP listener sends every request to the https URL. */
-function startHttpRedirect(config: AppConfig, port: number, logger: Logger): void {
-  createServer((request, response) => {
-    const host = (request.headers.host ?? 'localhost').replace(/:\d+$/, '');
-    const target = config.port === 443 ? host : `${host}:${config.port}`;
-    response.writeHead(308, { Location: `https://${target}${request.url ?? '/'}` }).end();
-  }).listen(port, () => logger.info({ port }, 'redirecting plain HTTP to HTTPS'));
+/**
+ * When the app terminates TLS itself, a plain-HTTP listener serves the same app, whose https redirect
+ * (app.factory.ts) answers every request but the probes: one place decides where a redirect may go.
+ */
+function startHttpRedirect(app: NestExpressApplication, port: number, logger: Logger): void {
+  const server = createServer(app.getHttpAdapter().getInstance() as RequestListener);
+  app.getHttpServer().once('close', () => {
+    server.close();
+    server.closeAllConnections();
+  });
+  server.listen(port, () => logger.info({ port }, 'redirecting plain HTTP to HTTPS'));
 }
 
 async function bootstrap(): Promise<void> {
@@ -41,7 +46,7 @@ async function bootstrap(): Promise<void> {
   const app = await createApp(config, logger);
   await app.listen(config.port);
   logger.info({ port: config.port, tls: Boolean(config.tls) }, 'listening');
-  if (config.tls?.httpRedirectPort) startHttpRedirect(config, config.tls.httpRedirectPort, logger);
+  if (config.tls?.httpRedirectPort) startHttpRedirect(app, config.tls.httpRedirectPort, logger);
 }
 
 bootstrap().catch((error: unknown) => {

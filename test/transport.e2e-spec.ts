@@ -27,6 +27,22 @@ describe('Errors and transport', () => {
     });
   });
 
+  it('answers 400 invalid_content_encoding for a compressed body that does not decompress', async () => {
+    for (const encoding of ['gzip', 'deflate']) {
+      const response = await post()
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .send('{"name": "not compressed"}')
+        .expect(400);
+      expect(response.body).toEqual({
+        error: `The request body could not be decoded as ${encoding}`,
+        code: 'invalid_content_encoding',
+        details: { content_encoding: encoding, issue: expect.any(String) },
+      });
+      expect(response.headers['x-ratelimit-remaining']).toBeDefined();
+    }
+  });
+
   it('answers 415 unsupported_media_type for a body that is not JSON', async () => {
     const response = await post().set('Content-Type', 'text/plain').send('name=x').expect(415);
     expect(response.body).toEqual({
@@ -166,44 +182,90 @@ describe('HTTPS', () => {
     }
   });
 
-  it('serves HTTPS itself with a configured certificate and redirects its plain-HTTP listener', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'dss-tls-'));
-    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ]);
-    const redirectPort = await freePort();
-    const t = await startTestApp(
-      { TLS_CERT_FILE: cert, TLS_KEY_FILE: key, HTTP_REDIRECT_PORT: String(redirectPort) },
-      { tls: true },
-    );
-    try {
-      await t.http.get('/health').expect(200);
-      const port = new URL(t.url).port;
-      const location = await new Promise<string | undefined>((resolve, reject) => {
+  describe('serving HTTPS itself, with a plain-HTTP listener that redirects', () => {
+    let certificate: { cert: string; key: string };
+    beforeAll(async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'dss-tls-'));
+      certificate = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
+      await promisify(execFile)('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        certificate.key,
+        '-out',
+        certificate.cert,
+      ]);
+    });
+
+    async function startWithRedirectPort(env: Record<string, string> = {}) {
+      const redirectPort = await freePort();
+      const app = await startTestApp(
+        {
+          TLS_CERT_FILE: certificate.cert,
+          TLS_KEY_FILE: certificate.key,
+          HTTP_REDIRECT_PORT: String(redirectPort),
+          ...env,
+        },
+        { tls: true },
+      );
+      return { app, redirectPort };
+    }
+
+    /** A plain-HTTP GET on the redirect listener, with the Host header given. */
+    function plainGet(port: number, path: string, host?: string) {
+      return new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
         http
-          .get(`http://127.0.0.1:${redirectPort}/v1/datasets?limit=5`, (response) => {
-            response.resume();
-            expect(response.statusCode).toBe(308);
-            resolve(response.headers.location);
+          .get({ host: '127.0.0.1', port, path, headers: host ? { Host: host } : {} }, (response) => {
+            let body = '';
+            response.setEncoding('utf8').on('data', (part: string) => (body += part));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, location: response.headers.location, body }),
+            );
           })
           .on('error', reject);
       });
-      expect(location).toBe(`https://127.0.0.1:${port}/v1/datasets?limit=5`);
-    } finally {
-      await t.close();
     }
+
+    it('redirects to the HTTPS port, answers probes itself, and refuses a Host that is not a host', async () => {
+      const { app, redirectPort } = await startWithRedirectPort();
+      try {
+        await app.http.get('/health').expect(200);
+        const port = new URL(app.url).port;
+        const redirected = await plainGet(redirectPort, '/v1/datasets?limit=5');
+        expect(redirected.status).toBe(308);
+        expect(redirected.location).toBe(`https://127.0.0.1:${port}/v1/datasets?limit=5`);
+        const named = await plainGet(redirectPort, '/v1/datasets', `api.example.com:${redirectPort}`);
+        expect(named.location).toBe(`https://api.example.com:${port}/v1/datasets`);
+
+        const probe = await plainGet(redirectPort, '/health');
+        expect(probe.status).toBe(200);
+
+        const steered = await plainGet(redirectPort, '/v1/datasets', 'user@evil.example');
+        expect(steered.status).toBe(400);
+        expect(JSON.parse(steered.body)).toMatchObject({ code: 'invalid_host' });
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('redirects to PUBLIC_BASE_URL when it is configured, whatever the Host header says', async () => {
+      const { app, redirectPort } = await startWithRedirectPort({
+        PUBLIC_BASE_URL: 'https://api.example.com',
+      });
+      try {
+        const redirected = await plainGet(redirectPort, '/v1/datasets?limit=5', 'evil.example');
+        expect(redirected.status).toBe(308);
+        expect(redirected.location).toBe('https://api.example.com/v1/datasets?limit=5');
+      } finally {
+        await app.close();
+      }
+    });
   });
 });

@@ -29,6 +29,16 @@ export const CommonErrors = {
     }),
   invalidJson: (reason: string) =>
     new AppError(400, 'invalid_json', 'The request body is not valid JSON', { issue: reason }),
+  invalidContentEncoding: (contentEncoding: string | undefined, issue: string) =>
+    new AppError(
+      400,
+      'invalid_content_encoding',
+      `The request body could not be decoded as ${contentEncoding}`,
+      {
+        content_encoding: contentEncoding ?? null,
+        issue,
+      },
+    ),
   invalidMetadata: (issue: string, field = 'metadata') =>
     new AppError(400, 'invalid_metadata', `Invalid ${field}: ${issue}`, { field, issue }),
   authenticationRequired: () =>

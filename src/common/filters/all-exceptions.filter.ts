@@ -24,6 +24,11 @@ function isBodyParserError(error: unknown): error is BodyParserError {
   return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string';
 }
 
+/** A body sent gzip- or deflate-encoded that does not decompress: zlib's error, passed on untyped. */
+function isZlibError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && /^Z_[A-Z_]+$/.test(String((error as { code?: unknown }).code));
+}
+
 /**
  * Turns every error into the contract's body and status. Known errors keep their code; anything
  * unexpected becomes 500 internal_error, is logged with its stack, and leaks nothing to the client.
@@ -76,6 +81,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
             'The client closed the request before its body was read',
           );
       }
+    }
+    if (isZlibError(cause)) {
+      return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
     }
     // Express could not decode a path parameter (`/v1/datasets/%E0%A4%A`).
     if (cause instanceof URIError) {

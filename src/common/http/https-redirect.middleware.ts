@@ -5,21 +5,33 @@ import { AppError } from 'src/common/errors/app-error.js';
 const PROBE_PATHS = new Set(['/health', '/ready']);
 
 /** A Host header is a host name or address and an optional port: nothing that could add a path. */
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+export interface HttpsRedirectOptions {
+  /** PUBLIC_BASE_URL: where every redirect goes, whatever the request's Host says. */
+  publicBaseUrl: string | null;
+  /**
+   * The port the app serves HTTPS on when it terminates TLS itself; a plain request's Host then names
+   * the plain listener's port, which the redirect replaces. Null behind a proxy, whose Host is kept.
+   */
+  httpsPort: number | null;
+}
 
 /**
- * With FORCE_HTTPS, a request that arrived over plain HTTP is answered 308 with the same URL on https
- * (308 keeps the method and body, unlike 301/302). "Arrived over HTTP" is the socket's own protocol,
- * or, behind a trusted proxy (TRUST_PROXY), the proxy's X-Forwarded-Proto: Express' `req.protocol`.
- * The target is PUBLIC_BASE_URL when configured, else the request's Host (checked to be only a host).
+ * A request that arrived over plain HTTP is answered 308 with the same URL on https (308 keeps the method
+ * and body, unlike 301/302). "Arrived over HTTP" is the socket's own protocol, or, behind a trusted proxy
+ * (TRUST_PROXY), the proxy's X-Forwarded-Proto: Express' `req.protocol`. The target is PUBLIC_BASE_URL
+ * when configured, else the request's Host (checked to be only a host). Used with FORCE_HTTPS, and on
+ * the plain listener of HTTP_REDIRECT_PORT.
  */
-export function httpsRedirect(publicBaseUrl: string | null) {
+export function httpsRedirect({ publicBaseUrl, httpsPort }: HttpsRedirectOptions) {
+  const portSuffix = httpsPort === null || httpsPort === 443 ? '' : `:${httpsPort}`;
   return (request: Request, response: Response, next: NextFunction): void => {
     if (request.protocol === 'https' || PROBE_PATHS.has(request.path)) return next();
-    const host = request.headers.host;
-    if (!publicBaseUrl && (!host || !HOST.test(host))) {
-      return next(new AppError(400, 'invalid_host', 'A valid Host header is required'));
-    }
-    response.redirect(308, `${publicBaseUrl ?? `https://${host}`}${request.originalUrl}`);
+    if (publicBaseUrl) return response.redirect(308, `${publicBaseUrl}${request.originalUrl}`);
+    const host = HOST.exec(request.headers.host ?? '');
+    if (!host) return next(new AppError(400, 'invalid_host', 'A valid Host header is required'));
+    const authority = httpsPort === null ? host[0] : `${host[1]}${portSuffix}`;
+    response.redirect(308, `https://${authority}${request.originalUrl}`);
   };
 }
