@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { AppModule } from 'src/app.module.js';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
+import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorator.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
@@ -65,10 +66,11 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
       {
         type: 'http',
         scheme: 'bearer',
+        bearerFormat: 'opaque',
         description: 'An API key `svc_sk_...` or an OAuth access token `svc_at_...`',
       },
       'bearer',
     )
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return describeRateLimitedResponses(SwaggerModule.createDocument(app, config));
 }

@@ -57,21 +57,51 @@ describe('Health, readiness and API documentation', () => {
     expect(Object.keys(document.paths['/v1/datasets/{dataset_id}'])).toEqual(
       expect.arrayContaining(['get', 'patch', 'delete']),
     );
-    expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.components.securitySchemes.bearer).toEqual(
+      expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' }),
+    );
+    expect(document.components.schemas.ErrorResponseDto.properties.retry_after.type).toBe('integer');
 
-    for (const [path, operations] of Object.entries<
-      Record<string, { responses: Record<string, unknown>; security?: unknown }>
-    >(document.paths)) {
+    const errorBody = {
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } } },
+    };
+    type Response = { headers?: Record<string, unknown> };
+    type Operation = { responses: Record<string, Response>; security?: unknown; requestBody?: unknown };
+    for (const [path, operations] of Object.entries<Record<string, Operation>>(document.paths)) {
       if (!path.startsWith('/v1/')) continue;
-      for (const operation of Object.values(operations)) {
-        expect(operation.security).toEqual(expect.arrayContaining([{ bearer: [] }]));
-        for (const status of ['401', '429']) {
-          expect(operation.responses[status]).toMatchObject({
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } } },
-          });
+      for (const [method, operation] of Object.entries(operations)) {
+        const where = `${method} ${path}`;
+        expect([where, operation.security]).toEqual([where, expect.arrayContaining([{ bearer: [] }])]);
+        const statuses = ['401', '429', '503', ...(operation.requestBody ? ['400', '413', '415'] : [])];
+        for (const status of statuses) {
+          expect([where, status, operation.responses[status]]).toEqual([
+            where,
+            status,
+            expect.objectContaining(errorBody),
+          ]);
+        }
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const headers = Object.keys(response.headers ?? {});
+          expect([where, status, headers]).toEqual([
+            where,
+            status,
+            expect.arrayContaining([
+              'X-RateLimit-Limit',
+              'X-RateLimit-Remaining',
+              'X-RateLimit-Reset',
+              ...(status === '429' ? ['Retry-After'] : []),
+            ]),
+          ]);
         }
       }
     }
+    for (const path of ['/health', '/ready']) {
+      expect(JSON.stringify(document.paths[path])).not.toContain('X-RateLimit');
+    }
+    expect(document.paths['/v1/mcp/query'].post.responses['503'].description).toContain(
+      'embedding_unavailable',
+    );
+    expect(document.paths['/v1/mcp/query'].post.responses['502'].description).toContain('rerank_failed');
     expect(document.components.schemas.DatasetResponseDto.properties.id.example).toMatch(/^ds_/);
     expect(document.paths['/v1/datasets'].post.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),

@@ -1,5 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  getSchemaPath,
+  type HeaderObject,
+  type OpenAPIObject,
+} from '@nestjs/swagger';
 
 /** The contract's error body, for the OpenAPI document. */
 export class ErrorResponseDto {
@@ -21,20 +28,31 @@ export class ErrorResponseDto {
   })
   details?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Seconds to wait before retrying; on 429 only', example: 1800 })
+  @ApiPropertyOptional({
+    description: 'Seconds to wait before retrying; on 429 only',
+    type: 'integer',
+    example: 1800,
+  })
   retry_after?: number;
 }
 
 const DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request parameters (codes: validation_error, invalid_json, and the field-specific codes listed)',
-  401: 'Missing or invalid credentials (codes: authentication_required, invalid_api_key, invalid_access_token)',
+  400:
+    'Invalid request parameters (codes: validation_error, invalid_json, invalid_content_encoding, request_aborted, ' +
+    'and the field-specific codes listed)',
+  401:
+    'Missing or invalid credentials (codes: authentication_required, invalid_api_key, invalid_access_token, ' +
+    'invalid_authorization_header, invalid_session)',
   403: 'The credential lacks the permission this route needs (codes: insufficient_scope, forbidden)',
   404: 'The resource does not exist or is not visible to the caller',
   409: 'Conflict with the current state',
   413: 'The request body is too large (code: payload_too_large)',
   415: 'Unsupported Content-Type (code: unsupported_media_type)',
   422: 'The request is well-formed but cannot be carried out',
-  429: 'Rate limit exceeded (code: rate_limit_exceeded, with retry_after)',
+  429: 'Rate limit exceeded (code: rate_limit_exceeded, with retry_after and Retry-After)',
+  502: 'A third-party provider failed',
+  503: 'The service cannot answer now (code: shutting_down, with Retry-After: 1, and the codes listed)',
+  504: 'The request ran past its deadline',
 };
 
 /** Documents the error responses of a route; `codes` adds route-specific codes to the description. */
@@ -51,4 +69,50 @@ export function ApiErrors(statuses: number[], codes: Partial<Record<number, stri
       }),
     ),
   );
+}
+
+const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+  'X-RateLimit-Limit': {
+    description: "Requests allowed in the caller's window (per hour by default)",
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Unix time (seconds) at which the window ends',
+    schema: { type: 'integer' },
+  },
+};
+
+const RETRY_AFTER: HeaderObject = {
+  description: 'Seconds to wait before retrying',
+  schema: { type: 'integer' },
+};
+
+/**
+ * What every rate-limited route answers, added to the document rather than to each route: the
+ * `X-RateLimit-*` headers on every response (errors too), `Retry-After` on 429 and 503, and 503
+ * `shutting_down`, which any request can meet while a process drains. `/health`, `/ready` and `/docs`
+ * are not rate limited (docs/decisions.md, Rate limits).
+ */
+export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIObject {
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      operation.responses['503'] ??= {
+        description: DESCRIPTIONS[503],
+        content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+      };
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!response || '$ref' in response) continue;
+        response.headers = {
+          ...response.headers,
+          ...RATE_LIMIT_HEADERS,
+          ...(status === '429' || status === '503' ? { 'Retry-After': RETRY_AFTER } : {}),
+        };
+      }
+    }
+  }
+  return document;
 }

@@ -111,9 +111,10 @@ export class DocumentsController {
     },
   })
   @ApiCreatedResponse({ type: DocumentResponseDto })
-  @ApiErrors([400, 401, 403, 404, 413, 415, 422, 429], {
+  @ApiErrors([400, 401, 403, 404, 409, 413, 415, 422, 429], {
     400: ['validation_error', 'invalid_metadata', 'invalid_idempotency_key'],
     404: ['dataset_not_found'],
+    409: ['idempotency_key_in_progress'],
     413: ['file_too_large', 'content_too_large', 'payload_too_large'],
     415: ['unsupported_file_type', 'unsupported_media_type'],
     422: ['document_limit_reached', 'idempotency_key_reused'],

@@ -26,6 +26,8 @@ const SEARCH_ERRORS = {
     'semantic_unavailable',
   ],
   404: ['dataset_not_found'],
+  502: ['rerank_failed'],
+  503: ['embedding_unavailable'],
   504: ['query_timeout'],
 };
 
@@ -65,7 +67,7 @@ export class SearchController {
       'moderate, below 0.5 weak. Public datasets can be searched without credentials.',
   })
   @ApiOkResponse({ type: QueryResponseDto })
-  @ApiErrors([400, 401, 403, 404, 429, 504], SEARCH_ERRORS)
+  @ApiErrors([400, 401, 403, 404, 413, 415, 429, 502, 503, 504], SEARCH_ERRORS)
   async query(
     @CurrentPrincipal() caller: Principal,
     @Body() body: QueryDto,
@@ -89,7 +91,7 @@ export class SearchController {
     description: 'Up to 10 queries; results in query order. Filters, mode and rerank apply to every query.',
   })
   @ApiOkResponse({ type: BatchQueryResponseDto })
-  @ApiErrors([400, 401, 403, 404, 429, 504], {
+  @ApiErrors([400, 401, 403, 404, 413, 415, 429, 502, 503, 504], {
     ...SEARCH_ERRORS,
     400: [...SEARCH_ERRORS[400], 'too_many_queries'],
   })
