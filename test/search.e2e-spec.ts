@@ -382,6 +382,7 @@ describe('Filters', () => {
         category: i >= 54 ? 'rare' : 'common',
         tags: i % 2 === 0 ? ['even', 'setup'] : ['odd'],
         year: 2000 + i,
+        editions: [i, i + 100],
         ...(i % 10 === 0 ? { reviewed: true } : {}),
         // Keys that class-transformer would leave out of a copied object.
         ...(i === 0 ? { toString: 'yes', valueOf: 'v' } : {}),
@@ -407,6 +408,9 @@ describe('Filters', () => {
     ['$exists', { reviewed: { $exists: true } }, [0, 10, 20, 30, 40, 50]],
     ['$or', { $or: [{ year: 2010 }, { year: { $gt: 2057 } }] }, [10, 58, 59]],
     ['$and', { $and: [{ tags: 'setup' }, { year: { $gte: 2050 } }] }, [50, 52, 54, 56, 58]],
+    ['a number in an array', { editions: { $gte: 158 } }, [58, 59]],
+    ['a number in an array, either element', { editions: { $lt: 2 } }, [0, 1]],
+    ['a string in an array', { tags: { $gt: 'p' }, year: { $lt: 2006 } }, [0, 2, 4]],
   ])('filters by %s', async (_case, filters, expected) => {
     const response = await search(filters).expect(200);
     expect(numbers(response.body.results as Result[])).toEqual(expected);

@@ -108,16 +108,28 @@ class FilterCompiler {
     return `(d.metadata @> ${scalarForm}::jsonb OR d.metadata @> ${arrayForm}::jsonb)`;
   }
 
+  /**
+   * The field compares as asked, or is an array with an element that does (as equality matches an
+   * array that contains the value). Numbers compare with numbers, strings with strings (bytewise, so ISO
+   * dates order correctly); a value of another type never matches.
+   */
   private compare(field: string, operator: string, value: unknown): string {
     if (typeof value !== 'number' && typeof value !== 'string')
       throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
     const key = this.bind(field);
     const bound = this.bind(checkValue(field, value));
-    if (typeof value === 'number') {
-      // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
-      return `(CASE WHEN jsonb_typeof(d.metadata -> ${key}) = 'number' THEN (d.metadata ->> ${key})::numeric ${operator} ${bound}::numeric ELSE false END)`;
-    }
-    return `(jsonb_typeof(d.metadata -> ${key}) = 'string' AND (d.metadata ->> ${key}) ${operator} ${bound}::text COLLATE "C")`;
+    const type = typeof value === 'number' ? 'number' : 'string';
+    // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
+    const holds = (json: string) =>
+      type === 'number'
+        ? `CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json} #>> '{}')::numeric ${operator} ${bound}::numeric ELSE false END`
+        : `(jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ${operator} ${bound}::text COLLATE "C")`;
+    const fieldValue = `(d.metadata -> ${key})`;
+    return (
+      `(CASE WHEN jsonb_typeof(${fieldValue}) = 'array' ` +
+      `THEN EXISTS (SELECT FROM jsonb_array_elements(${fieldValue}) AS element WHERE ${holds('element')}) ` +
+      `ELSE ${holds(fieldValue)} END)`
+    );
   }
 }
 
