@@ -178,6 +178,40 @@ describe('Datasets API', () => {
       },
     );
 
+    it('answers invalid_name for a bad name even beside a reserved or dropped key, naming every issue', async () => {
+      const reserved = await t.http
+        .post('/v1/datasets')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send('{"name": "", "metadata": {"prototype": 1}}')
+        .expect(400);
+      expect(reserved.body).toMatchObject({ code: 'invalid_name', details: { field: 'name' } });
+      expect(reserved.body.details.errors.map((e: { field: string }) => e.field)).toEqual([
+        'name',
+        'metadata.prototype',
+      ]);
+
+      const dropped = await create({ toString: 1 }).expect(400);
+      expect(dropped.body).toMatchObject({ code: 'invalid_name', details: { field: 'name' } });
+      expect(dropped.body.details.errors.map((e: { field: string }) => e.field)).toEqual([
+        'name',
+        'toString',
+      ]);
+
+      const alone = await create({ name: 'Fine name', toString: 1 }).expect(400);
+      expect(alone.body).toMatchObject({ code: 'validation_error', details: { field: 'toString' } });
+    });
+
+    it('counts a metadata key in characters, not UTF-16 units', async () => {
+      const created = await create({ name: 'Emoji key', metadata: { ['😀'.repeat(256)]: 1 } }).expect(201);
+      expect(Object.keys(created.body.metadata)).toEqual(['😀'.repeat(256)]);
+      const response = await create({ name: 'Emoji key 2', metadata: { ['😀'.repeat(257)]: 1 } }).expect(400);
+      expect(response.body).toMatchObject({
+        code: 'invalid_metadata',
+        details: { issue: 'keys must be 1-256 characters' },
+      });
+    });
+
     it('answers 400, not a crash, for a body nested 10,000 levels deep', async () => {
       const response = await t.http
         .post('/v1/datasets')
@@ -410,7 +444,10 @@ describe('Datasets API', () => {
         .set(bearer(key))
         .send({ metadata: half('b') })
         .expect(400);
-      expect(response.body.code).toBe('invalid_metadata');
+      expect(response.body).toMatchObject({
+        code: 'invalid_metadata',
+        details: { field: 'metadata', errors: [{ field: 'metadata', issue: expect.any(String) }] },
+      });
       const after = await t.http.get(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(200);
       expect(Object.keys(after.body.metadata)).toHaveLength(40);
     });

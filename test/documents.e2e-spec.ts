@@ -287,7 +287,11 @@ describe('Documents API', () => {
         .attach('file', Buffer.from('hello'), 'a.txt')
         .field('metadata', metadata)
         .expect(400);
-      expect(response.body.code).toBe('invalid_metadata');
+      // The same details as JSON metadata's, which the validation pipe reports.
+      expect(response.body).toMatchObject({
+        code: 'invalid_metadata',
+        details: { field: 'metadata', errors: [{ field: 'metadata', issue: expect.any(String) }] },
+      });
     }
   });
 
@@ -479,7 +483,16 @@ describe('Documents API', () => {
       .expect(201);
     const id = response.body.document_id;
     await waitForDocument(t.http, key, datasetId, id);
-    await t.http.post(`${documents()}/${id}/reprocess`).set(bearer(key)).expect(200);
+    const withField = await t.http
+      .post(`${documents()}/${id}/reprocess`)
+      .set(bearer(key))
+      .send({ mode: 'fast' })
+      .expect(400);
+    expect(withField.body).toMatchObject({ code: 'validation_error', details: { field: 'body' } });
+    expect((await t.http.get(`${documents()}/${id}`).set(bearer(key)).expect(200)).body.status).toBe(
+      'failed',
+    );
+    await t.http.post(`${documents()}/${id}/reprocess`).set(bearer(key)).send({}).expect(200);
     const conflict = await t.http.post(`${documents()}/${id}/reprocess`).set(bearer(key));
     if (conflict.status === 409) expect(conflict.body.code).toBe('document_processing');
     const again = await waitForDocument(t.http, key, datasetId, id);

@@ -40,7 +40,11 @@ export const CommonErrors = {
       },
     ),
   invalidMetadata: (issue: string, field = 'metadata') =>
-    new AppError(400, 'invalid_metadata', `Invalid ${field}: ${issue}`, { field, issue }),
+    new AppError(400, 'invalid_metadata', `Invalid ${field}: ${issue}`, {
+      field,
+      issue,
+      errors: [{ field, issue }],
+    }),
   authenticationRequired: () =>
     new AppError(
       401,

@@ -18,7 +18,11 @@ export function metadataIssue(value: unknown, allowNullValues = false): string |
   const keys = Object.keys(value);
   if (keys.length > METADATA_LIMITS.maxKeys) return `must have at most ${METADATA_LIMITS.maxKeys} keys`;
   for (const key of keys) {
-    if (key.length === 0 || key.length > METADATA_LIMITS.maxKeyLength) {
+    // Characters are code points, as for names: an emoji is one, not two UTF-16 units.
+    if (
+      key.length === 0 ||
+      (key.length > METADATA_LIMITS.maxKeyLength && [...key].length > METADATA_LIMITS.maxKeyLength)
+    ) {
       return `keys must be 1-${METADATA_LIMITS.maxKeyLength} characters`;
     }
     if (key.startsWith('$')) return `key "${key}" must not start with "$"`;

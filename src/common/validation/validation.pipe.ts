@@ -6,7 +6,7 @@ import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value
 import { isPlainObject } from 'src/common/validation/metadata.js';
 
 /** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
-export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue & { code?: string })[] {
+export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const own = Object.entries(error.constraints ?? {}).map(([constraint, message]) => ({
@@ -27,10 +27,7 @@ export function fieldIssues(errors: ValidationError[], parent = ''): (FieldIssue
 export const AsSent = () =>
   Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => obj[key]);
 
-/**
- * Keys of a DTO's input that class-transformer would leave out (see `AsSent`) before the whitelist
- * sees them: without this check they would be ignored rather than refused as unknown fields.
- */
+/** Keys of a DTO's input that class-transformer would leave out (see `AsSent`). */
 function droppedKeys(value: object, metatype: { prototype: unknown }): string[] {
   return Object.keys(value).filter((key) => key in (metatype.prototype as object));
 }
@@ -50,7 +47,7 @@ export class AppValidationPipe extends ValidationPipe {
       forbidUnknownValues: true,
       stopAtFirstError: true,
       validationError: { target: false, value: false },
-      exceptionFactory: (errors: ValidationError[]) => toAppError(fieldIssues(errors)),
+      exceptionFactory: (errors: ValidationError[]) => new FieldIssuesError(fieldIssues(errors)),
     });
   }
 
@@ -63,20 +60,37 @@ export class AppValidationPipe extends ValidationPipe {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
       }
     }
-    if ((metadata.type === 'body' || metadata.type === 'query') && dto && isPlainObject(value)) {
-      // Nest would delete these keys silently, wherever they are (see RESERVED_KEYS).
-      const reserved = reservedKeyPath(value);
-      if (reserved) {
-        const issue = `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`;
-        throw toAppError([{ field: reserved, issue, code: fieldCode(dto, reserved.split(/[.[]/)[0]) }]);
-      }
-      const dropped = droppedKeys(value, dto);
-      if (dropped.length > 0) {
-        throw CommonErrors.validation(dropped.map((field) => ({ field, issue: 'is not a known field' })));
-      }
+    const keyIssues =
+      (metadata.type === 'body' || metadata.type === 'query') && dto && isPlainObject(value)
+        ? unacceptedKeys(value, dto)
+        : [];
+    if (keyIssues.length === 0) return super.transform(value, metadata);
+    // The other fields are validated too, so that the error names every issue and a field's own
+    // code (invalid_name) decides it as it would without these keys.
+    try {
+      await super.transform(value, metadata);
+    } catch (error) {
+      if (error instanceof FieldIssuesError) throw toAppError([...error.issues, ...keyIssues]);
+      throw error;
     }
-    return super.transform(value, metadata);
+    throw toAppError(keyIssues);
   }
+}
+
+/**
+ * Keys that would not reach validation: reserved names, which Nest deletes wherever they are (see
+ * RESERVED_KEYS), and names of the DTO's prototype members, which class-transformer leaves out (see
+ * `AsSent`). Without this check they would be ignored rather than refused.
+ */
+function unacceptedKeys(value: Record<string, unknown>, dto: { prototype: unknown }): CodedIssue[] {
+  const issues: CodedIssue[] = [];
+  const reserved = reservedKeyPath(value);
+  if (reserved) {
+    const issue = `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`;
+    issues.push({ field: reserved, issue, code: fieldCode(dto, reserved.split(/[.[]/)[0]) });
+  }
+  for (const field of droppedKeys(value, dto)) issues.push({ field, issue: 'is not a known field' });
+  return issues;
 }
 
 /** The error code a DTO's field declares for its own rules (`context: { code }`), if any. */
@@ -93,7 +107,17 @@ function isBuiltin(type: unknown): boolean {
   return [String, Boolean, Number, Array, Object].includes(type as never);
 }
 
-function toAppError(issues: (FieldIssue & { code?: string })[]): AppError {
+type CodedIssue = FieldIssue & { code?: string };
+
+/** The error of a failed validation, which keeps each issue's own code until all are known. */
+class FieldIssuesError extends AppError {
+  constructor(readonly issues: CodedIssue[]) {
+    const error = toAppError(issues);
+    super(error.status, error.code, error.message, error.details);
+  }
+}
+
+function toAppError(issues: CodedIssue[]): AppError {
   const errors = issues.map(({ field, issue }) => ({ field, issue }));
   const coded = issues.find((issue) => issue.code);
   if (!coded?.code) return CommonErrors.validation(errors);

@@ -28,7 +28,7 @@ import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
-import { metadataIssue } from 'src/common/validation/metadata.js';
+import { isPlainObject, metadataIssue } from 'src/common/validation/metadata.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
@@ -201,7 +201,8 @@ export class DocumentsController {
       'Puts a ready or failed document back to processing and runs the whole pipeline again from its stored file.',
   })
   @ApiOkResponse({ type: DocumentResponseDto })
-  @ApiErrors([401, 403, 404, 409, 429], {
+  @ApiErrors([400, 401, 403, 404, 409, 429], {
+    400: ['validation_error'],
     404: ['dataset_not_found', 'document_not_found'],
     409: ['document_processing'],
   })
@@ -209,7 +210,13 @@ export class DocumentsController {
     @CurrentAccount() caller: AccountPrincipal,
     @Param('dataset_id') datasetId: string,
     @Param('document_id') documentId: string,
+    @Req() request: Request,
   ): Promise<DocumentResponseDto> {
+    // The route takes no fields; one sent anyway is refused, as unknown fields are everywhere.
+    const body: unknown = request.body;
+    if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
+      throw CommonErrors.validation([{ field: 'body', issue: 'must be empty: this route takes no fields' }]);
+    }
     return toDocumentResponse(await this.documents.reprocess(caller, datasetId, documentId));
   }
 }
