@@ -43,12 +43,26 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** The command line's words; an unknown option or one without its value is a usage error. */
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (error) {
+    // node:util's parse errors are TypeErrors with an ERR_PARSE_ARGS_* code.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
+      throw new UsageError((error as Error).message);
+    }
+    throw error;
+  }
+}
+
 async function run(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  const { positionals, values } = parse(argv);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;

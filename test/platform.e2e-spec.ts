@@ -188,11 +188,14 @@ describe('Boot', () => {
 });
 
 describe('Admin command line', () => {
-  it('answers a usage error with exit code 2', async () => {
-    await expect(run(process.execPath, ['dist/cli.js', 'api-keys', 'create'])).rejects.toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('--account'),
-    });
+  it.each([
+    [['api-keys', 'create'], '--account'],
+    [['api-keys', 'create', '--acount', 'x'], "Unknown option '--acount'"],
+    [['api-keys', 'create', '--account'], "Option '--account <value>' argument missing"],
+  ])('answers the usage error of %j with exit code 2 and the usage', async (args, message) => {
+    const failure = run(process.execPath, ['dist/cli.js', ...args]);
+    await expect(failure).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(message) });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.stringContaining('Usage') });
   });
 
   it('answers an unknown key id with a JSON error and exit code 1', async () => {

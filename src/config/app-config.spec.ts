@@ -47,5 +47,40 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a hop count/);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+    const list = 'uniquelocal,192.168.1.7, 10.0.0.0/255.0.0.0, fe80::/10, ::1';
+    expect(loadConfig({ TRUST_PROXY: list }).trustProxy).toBe(list);
+  });
+
+  it.each(['garbage!!', '-1', '10.0.0.0/33', '::/129', '10.0.0.1/8/8', 'loopback,', '1.2.3'])(
+    'refuses TRUST_PROXY=%s, which Express would only refuse once the server starts',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
+        /TRUST_PROXY must be a hop count or a comma-separated/,
+      );
+    },
+  );
+
+  it('refuses settings that are valid alone but not together, naming each', () => {
+    let problems = '';
+    try {
+      loadConfig({
+        RERANK_PROVIDER: 'http',
+        EMBEDDING_PROVIDER: 'openai',
+        HTTP_REDIRECT_PORT: '8080',
+        PORT: 'abc',
+      });
+    } catch (error) {
+      problems = (error as Error).message;
+    }
+    expect(problems).toMatch(/RERANK_PROVIDER=http needs RERANK_BASE_URL/);
+    expect(problems).toMatch(/EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY/);
+    expect(problems).toMatch(/HTTP_REDIRECT_PORT needs TLS_CERT_FILE and TLS_KEY_FILE/);
+    expect(problems).toMatch(/PORT/);
+  });
+
+  it('refuses TLS files that cannot be read', () => {
+    expect(() =>
+      loadConfig({ TLS_CERT_FILE: '/nonexistent/cert.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }),
+    ).toThrow(/TLS_CERT_FILE must name a readable file[\s\S]*TLS_KEY_FILE must name a readable file/);
   });
 });

@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -205,6 +207,19 @@ export function redactUrl(value: string): string {
  * `true` is refused: Express would then trust every X-Forwarded-For entry, and the client address
  * that anonymous rate limits count by would be whatever the client writes there.
  */
+/** Names Express's `trust proxy` takes for address ranges (proxy-addr's presets). */
+const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, or a subnet as address/prefix length or address/netmask, as proxy-addr reads them. */
+function isProxyAddress(entry: string): boolean {
+  const [address, range, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(range) === 4;
+}
+
 function parseTrustProxy(read: EnvReader): string | number | false {
   const value = read.optional('TRUST_PROXY');
   if (value === undefined || /^false$/i.test(value)) return false;
@@ -213,7 +228,44 @@ function parseTrustProxy(read: EnvReader): string | number | false {
     read.problems.push('TRUST_PROXY must be a hop count (e.g. 1) or a list of proxy addresses, not "true"');
     return false;
   }
+  const bad = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => !PROXY_PRESETS.has(entry) && !isProxyAddress(entry));
+  if (bad.length > 0) {
+    read.problems.push(
+      `TRUST_PROXY must be a hop count or a comma-separated list of addresses, subnets (10.0.0.0/8) and ` +
+        `loopback, linklocal or uniquelocal; ${bad.map((entry) => JSON.stringify(entry)).join(', ')} is not one`,
+    );
+    return false;
+  }
   return value;
+}
+
+/** Settings that are each valid alone but not together, or that name a file that is not there. */
+function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort: number): void {
+  if (config.rerank.provider === 'http' && !config.rerank.baseUrl) {
+    read.problems.push('RERANK_PROVIDER=http needs RERANK_BASE_URL');
+  }
+  if (config.embedding.provider === 'openai' && !config.embedding.openaiApiKey) {
+    read.problems.push('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
+  }
+  if (httpRedirectPort && !config.tls) {
+    read.problems.push(
+      'HTTP_REDIRECT_PORT needs TLS_CERT_FILE and TLS_KEY_FILE (behind a TLS proxy, use FORCE_HTTPS)',
+    );
+  }
+  for (const [name, file] of [
+    ['TLS_CERT_FILE', config.tls?.certFile],
+    ['TLS_KEY_FILE', config.tls?.keyFile],
+  ] as const) {
+    if (!file) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      read.problems.push(`${name} must name a readable file; ${JSON.stringify(file)} is not one`);
+    }
+  }
 }
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -309,6 +361,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
   };
 
+  checkCombinations(config, read, httpRedirectPort);
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;
 }
