@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import pg from 'pg';
+import { createClient } from 'redis';
 
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -66,13 +67,27 @@ export async function startServer(env) {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
     },
-    stop: () =>
-      new Promise((resolve) => {
+    /** Stops the server and deletes the Redis keys of its REDIS_PREFIX (rate limits, queue). */
+    async stop() {
+      await new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', resolve);
         child.kill('SIGTERM');
-      }),
+      });
+      if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
+    },
   };
+}
+
+async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {
+  const client = await createClient({ url }).connect();
+  try {
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) {
+      if (keys.length > 0) await client.unlink(keys);
+    }
+  } finally {
+    await client.close();
+  }
 }
 
 export function apiKey(databaseUrl) {

@@ -35,7 +35,8 @@ start_postgres() {
   if pg_isready -q -d "$DATABASE_URL" 2>/dev/null; then return; fi
   is_local "$DATABASE_URL" || { log "PostgreSQL at DATABASE_URL is not reachable"; exit 1; }
   log "starting PostgreSQL"
-  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n1)" main start
+  # The cluster pgvector is built for (scripts/install-pgvector.sh, PG_MAJOR).
+  pg_ctlcluster --skip-systemctl-redirect "${PG_MAJOR:-15}" main start
   for _ in $(seq 1 50); do pg_isready -q -d "$DATABASE_URL" && return; sleep 0.2; done
   log "PostgreSQL did not come up"; exit 1
 }
@@ -45,7 +46,9 @@ start_redis() {
   is_local "$REDIS_URL" || { log "Redis at REDIS_URL is not reachable"; exit 1; }
   log "starting Redis"
   mkdir -p /var/lib/redis /var/log/redis
-  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+  local port
+  port=$(node -e 'process.stdout.write(new URL(process.argv[1]).port || "6379")' "$REDIS_URL")
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$port" --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 50); do redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 && return; sleep 0.2; done
   log "Redis did not come up"; exit 1
