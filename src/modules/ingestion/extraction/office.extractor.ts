@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
@@ -36,13 +37,16 @@ export function decodeEntities(text: string): string {
     if (entity[0] === '#') {
       const code =
         entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
-      return Number.isFinite(code) ? String.fromCodePoint(code) : match;
+      // Beyond Unicode (or a surrogate's half, which cannot stand alone): kept as written.
+      const valid = code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
+      return valid ? String.fromCodePoint(code) : match;
     }
     return ENTITIES[entity.toLowerCase()] ?? match;
   });
 }
 
-const stripTags = (html: string) => decodeEntities(html.replace(/<[^>]+>/g, ''));
+/** Tags removed, entities left: the whole text is decoded once, at the end of htmlToStructuredText. */
+const stripTags = (html: string) => html.replace(/<[^>]+>/g, '');
 
 /**
  * Mammoth's HTML turned into Markdown-like text: headings keep their `#` level and tables become rows
@@ -74,25 +78,34 @@ export function htmlToStructuredText(html: string): string {
 /** Office files are ZIP archives; a 10 MB file that unpacks to gigabytes (a zip bomb) is refused. */
 const MAX_UNZIPPED_BYTES = 200 * 1024 * 1024;
 
-/** Opens the archive's directory (nothing is decompressed yet) and checks the declared sizes. */
-async function openZip(bytes: Buffer, kind: string): Promise<JSZip> {
+/**
+ * Opens the archive and inflates every entry once as a stream, counting what it really holds: the
+ * sizes an archive declares can lie, and deflate packs 1,000 bytes into one, so a 10 MB upload could
+ * otherwise unpack to 10 GB of memory outside the extraction thread's heap limit. The count stops at
+ * the limit; the parsers then read an archive known to be small.
+ */
+export async function openZip(bytes: Buffer, kind: string, maxBytes = MAX_UNZIPPED_BYTES): Promise<JSZip> {
   let zip: JSZip;
   try {
     zip = await JSZip.loadAsync(bytes);
   } catch (error) {
     throw IngestionErrors.invalidDocument(kind, (error as Error).message);
   }
-  const declared = Object.values(zip.files).reduce(
-    // JSZip keeps each entry's size from the central directory here; it has no public accessor for it.
-    (sum, file) =>
-      sum + ((file as unknown as { _data?: { uncompressedSize?: number } })._data?.uncompressedSize ?? 0),
-    0,
-  );
-  if (declared > MAX_UNZIPPED_BYTES) {
-    throw IngestionErrors.invalidDocument(
-      kind,
-      `it unpacks to ${declared} bytes; at most ${MAX_UNZIPPED_BYTES} are read`,
-    );
+  let unpacked = 0;
+  for (const file of Object.values(zip.files)) {
+    if (file.dir) continue;
+    await new Promise<void>((resolve, reject) => {
+      const stream = file.nodeStream('nodebuffer') as Readable;
+      stream
+        .on('data', (chunk: Buffer) => {
+          unpacked += chunk.length;
+          if (unpacked <= maxBytes) return;
+          stream.destroy(); // stops the inflating too: it pauses when the stream takes no more
+          reject(IngestionErrors.invalidDocument(kind, `it unpacks to more than ${maxBytes} bytes`));
+        })
+        .on('error', (error: Error) => reject(IngestionErrors.invalidDocument(kind, error.message)))
+        .on('end', () => resolve());
+    });
   }
   return zip;
 }
@@ -109,10 +122,13 @@ export async function extractDocx(bytes: Buffer): Promise<ExtractedText> {
 }
 
 /** The text of each `<a:p>` paragraph of a DrawingML part, one line each. */
-function drawingText(xml: string): string {
+export function drawingText(xml: string): string {
   return [...xml.matchAll(/<a:p\b[^>]*>([\s\S]*?)<\/a:p>/g)]
     .map((paragraph) =>
-      [...paragraph[1].matchAll(/<a:t\b[^>]*>([\s\S]*?)<\/a:t>/g)].map((run) => run[1]).join(''),
+      // `<a:t/>` is an empty run, not the opening of one: it must not reach the next run's `</a:t>`.
+      [...paragraph[1].matchAll(/<a:t(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/a:t>)/g)]
+        .map((run) => run[1] ?? '')
+        .join(''),
     )
     .map((line) => decodeEntities(line).trim())
     .filter((line) => line.length > 0)
