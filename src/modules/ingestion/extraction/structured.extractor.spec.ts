@@ -38,6 +38,19 @@ describe('structured extractors', () => {
     );
   });
 
+  it('reads mixed content as its text in order, words kept apart, beside its elements', () => {
+    const xml = '<doc><p id="1">Alpha <b>bravo</b> charlie <i>delta</i></p><p>echo</p><x/></doc>';
+    expect(text(extractXml(xml))).toBe(
+      [
+        'doc.p[0].b: bravo',
+        'doc.p[0].i: delta',
+        'doc.p[0].#text: Alpha bravo charlie delta',
+        'doc.p[0].@id: 1',
+        'doc.p[1]: echo',
+      ].join('\n'),
+    );
+  });
+
   it('reads XML’s own entities and character references as the characters they stand for', () => {
     const xml = '<a t="x &lt; y">Fish &amp; Chips &#233;t&#xE9; &quot;ok&quot; &nope; &#x110000;</a>';
     expect(text(extractXml(xml))).toBe('a.#text: Fish & Chips été "ok" &nope; &#x110000;\na.@t: x < y');

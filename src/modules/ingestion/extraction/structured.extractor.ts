@@ -183,23 +183,70 @@ function decodeXmlEntities(value: string): string {
   );
 }
 
+/** fast-xml-parser's ordered form: an element `{ name: children, ':@': attributes }`, or `{ '#text': text }`. */
+type XmlNode = Record<string, unknown> & { ':@'?: Record<string, string> };
+
+/** Every text under `nodes`, in document order. */
+function textContent(nodes: XmlNode[], texts: string[] = []): string[] {
+  for (const node of nodes) {
+    if ('#text' in node) texts.push(String(node['#text']));
+    else {
+      const name = Object.keys(node).find((key) => key !== ':@');
+      if (name) textContent(node[name] as XmlNode[], texts);
+    }
+  }
+  return texts;
+}
+
+/**
+ * An element's children as a value to flatten: a string when it holds only text; else an object of its
+ * child elements (repeated names as arrays), its `#text` and its `@attributes`. The text of mixed
+ * content (`<p>Alpha <b>bravo</b> charlie</p>`) is the whole paragraph in order, words kept apart:
+ * fast-xml-parser's object form joins the text around child elements with nothing between
+ * (`Alphacharlie`), and moves the children's text out of its place.
+ */
+function xmlValue(children: XmlNode[], attributes: Record<string, string> | undefined): unknown {
+  const elements: Record<string, unknown> = {};
+  let ownText = '';
+  let hasElements = false;
+  for (const node of children) {
+    if ('#text' in node) {
+      ownText += String(node['#text']);
+      continue;
+    }
+    const name = Object.keys(node).find((key) => key !== ':@');
+    if (!name) continue;
+    hasElements = true;
+    const value = xmlValue(node[name] as XmlNode[], node[':@']);
+    const previous = elements[name];
+    if (previous === undefined) elements[name] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else elements[name] = [previous, value];
+  }
+  const text = hasElements && ownText ? textContent(children).join(' ') : ownText;
+  if (!hasElements && !attributes) return text;
+  return { ...elements, ...(text ? { '#text': text } : {}), ...attributes };
+}
+
 export function extractXml(text: string): ExtractedText {
   // The declaration may name an encoding the bytes are not in; the text has been decoded already.
   const withoutDeclaration = text.replace(/^\s*<\?xml[^>]*\?>/, '');
-  let data: unknown;
+  let nodes: XmlNode[];
   try {
     // XML has no numbers: a value is indexed as written (`02134`, `3.10`), as attributes already were.
-    data = new XMLParser({
+    nodes = new XMLParser({
       ignoreAttributes: false,
       attributeNamePrefix: '@',
       processEntities: false,
       parseTagValue: false,
+      preserveOrder: true,
       tagValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
       attributeValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
-    }).parse(withoutDeclaration, true);
+    }).parse(withoutDeclaration, true) as XmlNode[];
   } catch (error) {
     throw IngestionErrors.invalidDocument('XML', (error as Error).message);
   }
+  const data = xmlValue(nodes, undefined);
   return { format: 'records', sections: [{ text: flatten([data], 'XML').join('\n') }] };
 }
 
