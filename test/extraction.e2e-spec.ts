@@ -108,6 +108,20 @@ describe('ExtractionService', () => {
     }
   });
 
+  it('fails a truncated JPEG as invalid_document: its header reads, its picture does not', async () => {
+    const config = { ocr: { workers: 1, maxPixels: 40_000_000 } } as AppConfig;
+    const ocr = new OcrService(config);
+    try {
+      const truncated = readFileSync(`${FIXTURES}/img/phototest.jpg`).subarray(0, 30_000);
+      await expect(ocr.extract(truncated)).rejects.toMatchObject({
+        code: 'invalid_document',
+        details: { kind: 'image' },
+      });
+    } finally {
+      await ocr.onApplicationShutdown();
+    }
+  });
+
   it('keeps pdf.js’s polyfills of the builtins out of the main thread', async () => {
     // In a process of its own: jest's module sandbox would hide the polyfills from this test.
     const probe = async (how: 'service' | 'main-thread') => {

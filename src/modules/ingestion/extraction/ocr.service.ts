@@ -17,6 +17,9 @@ const ENGLISH = createRequire(import.meta.url)('@tesseract.js-data/eng') as {
  * Text from images with tesseract.js. A pool of workers (one per core by default) is started on first
  * use and shared by every job of the process; images over the pixel limit are refused before decoding.
  */
+/** Tesseract's words (from Leptonica) for an image it cannot decode. */
+const UNREADABLE_IMAGE = /error attempting to read image/i;
+
 @Injectable()
 export class OcrService implements OnApplicationShutdown {
   private scheduler?: Promise<Scheduler>;
@@ -38,7 +41,11 @@ export class OcrService implements OnApplicationShutdown {
       const { data } = await scheduler.addJob('recognize', bytes);
       return { format: 'prose', sections: [{ text: data.text, page: 1 }] };
     } catch (error) {
-      throw IngestionErrors.ocrFailed(error instanceof Error ? error.message : String(error));
+      const message = error instanceof Error ? error.message : String(error);
+      // Leptonica could not decode what sharp's header check let through (a truncated JPEG): the file,
+      // not the recognition, is at fault.
+      if (UNREADABLE_IMAGE.test(message)) throw IngestionErrors.invalidDocument('image', message);
+      throw IngestionErrors.ocrFailed(message);
     }
   }
 
