@@ -200,6 +200,15 @@ describe('Datasets API', () => {
 
       const alone = await create({ name: 'Fine name', toString: 1 }).expect(400);
       expect(alone.body).toMatchObject({ code: 'validation_error', details: { field: 'toString' } });
+      const reservedAndDropped = await t.http
+        .post('/v1/datasets')
+        .set(bearer(key))
+        .set('Content-Type', 'application/json')
+        .send('{"name": "Fine name", "constructor": 1}')
+        .expect(400);
+      expect(reservedAndDropped.body.details.errors).toEqual([
+        { field: 'constructor', issue: expect.stringMatching(/^is a reserved name/) },
+      ]);
     });
 
     it('counts a metadata key in characters, not UTF-16 units', async () => {

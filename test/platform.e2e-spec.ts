@@ -102,6 +102,9 @@ describe('Health, readiness and API documentation', () => {
       'embedding_unavailable',
     );
     expect(document.paths['/v1/mcp/query'].post.responses['502'].description).toContain('rerank_failed');
+    expect(
+      document.paths['/v1/datasets'].post.responses['503'].headers['X-RateLimit-Limit'].description,
+    ).toMatch(/absent with shutting_down/);
     expect(document.components.schemas.DatasetResponseDto.properties.id.example).toMatch(/^ds_/);
     expect(document.paths['/v1/datasets'].post.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),

@@ -219,22 +219,26 @@ describe('HTTPS', () => {
     }
 
     /** A plain-HTTP GET on the redirect listener, with the Host header given. */
-    function plainGet(port: number, path: string, host?: string) {
+    function plainGet(port: number, path: string, host?: string, headers: Record<string, string> = {}) {
       return new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
         http
-          .get({ host: '127.0.0.1', port, path, headers: host ? { Host: host } : {} }, (response) => {
-            let body = '';
-            response.setEncoding('utf8').on('data', (part: string) => (body += part));
-            response.on('end', () =>
-              resolve({ status: response.statusCode ?? 0, location: response.headers.location, body }),
-            );
-          })
+          .get(
+            { host: '127.0.0.1', port, path, headers: { ...headers, ...(host ? { Host: host } : {}) } },
+            (response) => {
+              let body = '';
+              response.setEncoding('utf8').on('data', (part: string) => (body += part));
+              response.on('end', () =>
+                resolve({ status: response.statusCode ?? 0, location: response.headers.location, body }),
+              );
+            },
+          )
           .on('error', reject);
       });
     }
 
     it('redirects to the HTTPS port, answers probes itself, and refuses a Host that is not a host', async () => {
-      const { app, redirectPort } = await startWithRedirectPort();
+      // A trusted proxy's X-Forwarded-Proto must not let a client of the plain listener through.
+      const { app, redirectPort } = await startWithRedirectPort({ TRUST_PROXY: 'loopback' });
       try {
         await app.http.get('/health').expect(200);
         const port = new URL(app.url).port;
@@ -243,6 +247,11 @@ describe('HTTPS', () => {
         expect(redirected.location).toBe(`https://127.0.0.1:${port}/v1/datasets?limit=5`);
         const named = await plainGet(redirectPort, '/v1/datasets', `api.example.com:${redirectPort}`);
         expect(named.location).toBe(`https://api.example.com:${port}/v1/datasets`);
+
+        const forwarded = await plainGet(redirectPort, '/v1/datasets', undefined, {
+          'X-Forwarded-Proto': 'https',
+        });
+        expect(forwarded.status).toBe(308);
 
         const probe = await plainGet(redirectPort, '/health');
         expect(probe.status).toBe(200);

@@ -83,16 +83,24 @@ const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   },
 };
 
-const RETRY_AFTER: HeaderObject = {
-  description: 'Seconds to wait before retrying',
-  schema: { type: 'integer' },
+const RETRY_AFTER: Record<string, HeaderObject> = {
+  '429': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+  '503': { description: '1, with shutting_down: retry on a new connection', schema: { type: 'integer' } },
 };
+
+/** 503 shutting_down is refused before the rate limit is counted (docs/decisions.md, Rate limits). */
+const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
+  Object.entries(RATE_LIMIT_HEADERS).map(([name, header]) => [
+    name,
+    { ...header, description: `${header.description}; absent with shutting_down` },
+  ]),
+);
 
 /**
  * What every rate-limited route answers, added to the document rather than to each route: the
- * `X-RateLimit-*` headers on every response (errors too), `Retry-After` on 429 and 503, and 503
- * `shutting_down`, which any request can meet while a process drains. `/health`, `/ready` and `/docs`
- * are not rate limited (docs/decisions.md, Rate limits).
+ * `X-RateLimit-*` headers on every response (errors too, but for 503 shutting_down), `Retry-After` on
+ * 429 and on 503 shutting_down, and 503 `shutting_down`, which any request can meet while a process
+ * drains. `/health`, `/ready` and `/docs` are not rate limited (docs/decisions.md, Rate limits).
  */
 export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths)) {
@@ -108,8 +116,8 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
         if (!response || '$ref' in response) continue;
         response.headers = {
           ...response.headers,
-          ...RATE_LIMIT_HEADERS,
-          ...(status === '429' || status === '503' ? { 'Retry-After': RETRY_AFTER } : {}),
+          ...(status === '503' ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS),
+          ...(RETRY_AFTER[status] ? { 'Retry-After': RETRY_AFTER[status] } : {}),
         };
       }
     }

@@ -89,7 +89,9 @@ function unacceptedKeys(value: Record<string, unknown>, dto: { prototype: unknow
     const issue = `is a reserved name: ${[...RESERVED_KEYS].join(', ')} are refused as keys`;
     issues.push({ field: reserved, issue, code: fieldCode(dto, reserved.split(/[.[]/)[0]) });
   }
-  for (const field of droppedKeys(value, dto)) issues.push({ field, issue: 'is not a known field' });
+  for (const field of droppedKeys(value, dto)) {
+    if (field !== reserved) issues.push({ field, issue: 'is not a known field' });
+  }
   return issues;
 }
 

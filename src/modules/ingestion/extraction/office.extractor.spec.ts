@@ -80,7 +80,8 @@ describe('office extractor', () => {
     const { drawingText } = await import('src/modules/ingestion/extraction/office.extractor.js');
     const xml =
       '<a:p><a:r><a:t/></a:r><a:r><a:rPr lang="en"/><a:t>Title Slide</a:t></a:r></a:p>' +
+      '<a:p><a:r><a:t xml:space="preserve"/></a:r><a:r><a:t />and<a:t>Subtitle</a:t></a:r></a:p>' +
       '<a:p><a:r><a:t xml:space="preserve">Second </a:t></a:r><a:r><a:t>line</a:t></a:r></a:p>';
-    expect(drawingText(xml)).toBe('Title Slide\nSecond line');
+    expect(drawingText(xml)).toBe('Title Slide\nSubtitle\nSecond line');
   });
 });

@@ -126,7 +126,7 @@ export function drawingText(xml: string): string {
   return [...xml.matchAll(/<a:p\b[^>]*>([\s\S]*?)<\/a:p>/g)]
     .map((paragraph) =>
       // `<a:t/>` is an empty run, not the opening of one: it must not reach the next run's `</a:t>`.
-      [...paragraph[1].matchAll(/<a:t(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/a:t>)/g)]
+      [...paragraph[1].matchAll(/<a:t(?:\s[^>]*?)?(?:\/>|>([\s\S]*?)<\/a:t>)/g)]
         .map((run) => run[1] ?? '')
         .join(''),
     )

@@ -51,6 +51,26 @@ describe('structured extractors', () => {
     );
   });
 
+  it('repeats no mixed content’s text more than once more, however deep, nor takes blank CDATA for text', () => {
+    const depth = 90;
+    const values = (xml: string) =>
+      text(extractXml(xml))
+        .split('\n')
+        .map((line) => line.replace(/^[^ ]*: /, ''));
+    // Each level's #text holds its own word and its text-only child's, not the words of all below.
+    const nested = `${'<a>word '.repeat(depth)}${'</a>'.repeat(depth)}`;
+    expect(new Set(values(nested))).toEqual(new Set(['word', 'word word']));
+    const mixed = `${'<a>word <b>bold</b> '.repeat(depth)}${'</a>'.repeat(depth)}`;
+    expect(new Set(values(mixed))).toEqual(new Set(['bold', 'word bold']));
+    expect(text(extractXml('<a><![CDATA[ ]]><b>x</b></a>'))).toBe('a.b: x');
+  });
+
+  it('reads elements named like members of Object.prototype as any other', () => {
+    expect(
+      text(extractXml('<a><isPrototypeOf>1</isPrototypeOf><toLocaleString>x</toLocaleString></a>')),
+    ).toBe('a.isPrototypeOf: 1\na.toLocaleString: x');
+  });
+
   it('reads XML’s own entities and character references as the characters they stand for', () => {
     const xml = '<a t="x &lt; y">Fish &amp; Chips &#233;t&#xE9; &quot;ok&quot; &nope; &#x110000;</a>';
     expect(text(extractXml(xml))).toBe('a.#text: Fish & Chips été "ok" &nope; &#x110000;\na.@t: x < y');

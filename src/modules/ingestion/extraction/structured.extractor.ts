@@ -186,46 +186,42 @@ function decodeXmlEntities(value: string): string {
 /** fast-xml-parser's ordered form: an element `{ name: children, ':@': attributes }`, or `{ '#text': text }`. */
 type XmlNode = Record<string, unknown> & { ':@'?: Record<string, string> };
 
-/** Every text under `nodes`, in document order. */
-function textContent(nodes: XmlNode[], texts: string[] = []): string[] {
-  for (const node of nodes) {
-    if ('#text' in node) texts.push(String(node['#text']));
-    else {
-      const name = Object.keys(node).find((key) => key !== ':@');
-      if (name) textContent(node[name] as XmlNode[], texts);
-    }
-  }
-  return texts;
-}
+/** An element's name in the ordered form. */
+const elementName = (node: XmlNode) => Object.keys(node).find((key) => key !== ':@');
 
 /**
  * An element's children as a value to flatten: a string when it holds only text; else an object of its
- * child elements (repeated names as arrays), its `#text` and its `@attributes`. The text of mixed
- * content (`<p>Alpha <b>bravo</b> charlie</p>`) is the whole paragraph in order, words kept apart:
- * fast-xml-parser's object form joins the text around child elements with nothing between
- * (`Alphacharlie`), and moves the children's text out of its place.
+ * child elements (repeated names as arrays), its `#text` and its `@attributes`. The `#text` of mixed
+ * content (`<p>Alpha <b>bravo</b> charlie</p>`) is its text in order with the text of its children that
+ * hold only text, words kept apart: fast-xml-parser's object form joins the text around child elements
+ * with nothing between (`Alphacharlie`). Deeper descendants' text is not repeated, so that no text is
+ * copied more than once more, however deep the nesting.
  */
 function xmlValue(children: XmlNode[], attributes: Record<string, string> | undefined): unknown {
-  const elements: Record<string, unknown> = {};
+  // No prototype: an element may be named `isPrototypeOf` or `toLocaleString`.
+  const elements: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  const inOrder: string[] = [];
   let ownText = '';
   let hasElements = false;
   for (const node of children) {
     if ('#text' in node) {
       ownText += String(node['#text']);
+      inOrder.push(String(node['#text']));
       continue;
     }
-    const name = Object.keys(node).find((key) => key !== ':@');
+    const name = elementName(node);
     if (!name) continue;
     hasElements = true;
     const value = xmlValue(node[name] as XmlNode[], node[':@']);
+    if (typeof value === 'string') inOrder.push(value);
     const previous = elements[name];
     if (previous === undefined) elements[name] = value;
     else if (Array.isArray(previous)) previous.push(value);
     else elements[name] = [previous, value];
   }
-  const text = hasElements && ownText ? textContent(children).join(' ') : ownText;
+  const text = hasElements && ownText.trim() ? inOrder.filter((part) => part.trim()).join(' ') : ownText;
   if (!hasElements && !attributes) return text;
-  return { ...elements, ...(text ? { '#text': text } : {}), ...attributes };
+  return { ...elements, ...(text.trim() ? { '#text': text } : {}), ...attributes };
 }
 
 export function extractXml(text: string): ExtractedText {
