@@ -203,10 +203,6 @@ export function redactUrl(value: string): string {
   }
 }
 
-/**
- * `true` is refused: Express would then trust every X-Forwarded-For entry, and the client address
- * that anonymous rate limits count by would be whatever the client writes there.
- */
 /** Names Express's `trust proxy` takes for address ranges (proxy-addr's presets). */
 const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -220,6 +216,10 @@ function isProxyAddress(entry: string): boolean {
   return family === 4 && isIP(range) === 4;
 }
 
+/**
+ * `true` is refused: Express would then trust every X-Forwarded-For entry, and the client address
+ * that anonymous rate limits count by would be whatever the client writes there.
+ */
 function parseTrustProxy(read: EnvReader): string | number | false {
   const value = read.optional('TRUST_PROXY');
   if (value === undefined || /^false$/i.test(value)) return false;
