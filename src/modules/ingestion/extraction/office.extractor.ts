@@ -3,6 +3,7 @@ import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
 import type { ExtractedText, TextSection } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**
@@ -37,9 +38,7 @@ export function decodeEntities(text: string): string {
     if (entity[0] === '#') {
       const code =
         entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
-      // Beyond Unicode (or a surrogate's half, which cannot stand alone): kept as written.
-      const valid = code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
-      return valid ? String.fromCodePoint(code) : match;
+      return referencedCharacter(code) ?? match; // one that names no character is kept as written
     }
     return ENTITIES[entity.toLowerCase()] ?? match;
   });

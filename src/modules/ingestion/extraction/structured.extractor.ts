@@ -13,6 +13,7 @@ import {
   YAMLException,
 } from 'js-yaml';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**
@@ -178,7 +179,7 @@ function decodeXmlEntities(value: string): string {
     (entity, dec, hex, name) => {
       if (name) return XML_NAMED_ENTITIES[name as string];
       const codePoint = dec ? Number(dec) : parseInt(hex as string, 16);
-      return codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : entity;
+      return referencedCharacter(codePoint) ?? entity;
     },
   );
 }

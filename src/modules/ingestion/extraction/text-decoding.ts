@@ -65,3 +65,13 @@ export function looksLikeText(bytes: Buffer): boolean {
   }
   return control <= sample.length * 0.05;
 }
+
+/**
+ * The character a numeric character reference (`&#233;`, `&#xE9;`) names, or undefined for a number
+ * that names none: beyond Unicode (`String.fromCodePoint` would throw), or half of a surrogate pair,
+ * which cannot stand alone in text.
+ */
+export function referencedCharacter(codePoint: number): string | undefined {
+  const valid = codePoint <= 0x10ffff && !(codePoint >= 0xd800 && codePoint <= 0xdfff);
+  return valid ? String.fromCodePoint(codePoint) : undefined;
+}
