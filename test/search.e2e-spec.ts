@@ -892,6 +892,8 @@ describe('Reranking through a Cohere-compatible API', () => {
   const preferShort: Answer = (documents) =>
     documents.map((d, index) => ({ index, relevance_score: 1 / (1 + d.length / 10) }));
   let answer = preferShort;
+  /** The `model` of the last request the API was sent. */
+  let modelAsked: unknown;
   let server: Server;
   let t: TestApp;
   let key: CreatedKey;
@@ -902,7 +904,8 @@ describe('Reranking through a Cohere-compatible API', () => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
-        const { documents } = JSON.parse(body) as { documents: string[] };
+        const { documents, model } = JSON.parse(body) as { documents: string[]; model: unknown };
+        modelAsked = model;
         response
           .writeHead(200, { 'Content-Type': 'application/json' })
           .end(JSON.stringify({ results: answer(documents) }));
@@ -912,6 +915,7 @@ describe('Reranking through a Cohere-compatible API', () => {
     t = await startTestApp({
       EMBEDDING_PROVIDER: 'none',
       RERANK_PROVIDER: 'http',
+      RERANK_MODEL: 'rerank-english-v3.0',
       RERANK_BASE_URL: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     });
     key = await t.createApiKey();
@@ -943,6 +947,7 @@ describe('Reranking through a Cohere-compatible API', () => {
     ]);
     expect(results[0].score).toBeCloseTo(1 / 1.4, 5);
     expect(results[0].rerank_score).toBe(results[0].score);
+    expect(modelAsked).toBe('rerank-english-v3.0');
   });
 
   it.each<[string, Answer]>([

@@ -73,6 +73,7 @@ describe('loadConfig', () => {
       problems = (error as Error).message;
     }
     expect(problems).toMatch(/RERANK_PROVIDER=http needs RERANK_BASE_URL/);
+    expect(problems).toMatch(/RERANK_PROVIDER=http needs RERANK_MODEL/);
     expect(problems).toMatch(/EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY/);
     expect(problems).toMatch(/HTTP_REDIRECT_PORT needs TLS_CERT_FILE and TLS_KEY_FILE/);
     expect(problems).toMatch(/PORT/);

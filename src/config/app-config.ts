@@ -247,6 +247,10 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
   if (config.rerank.provider === 'http' && !config.rerank.baseUrl) {
     read.problems.push('RERANK_PROVIDER=http needs RERANK_BASE_URL');
   }
+  if (config.rerank.provider === 'http' && !read.optional('RERANK_MODEL')) {
+    // The default names the local cross-encoder, which no rerank API knows: every search would fail.
+    read.problems.push('RERANK_PROVIDER=http needs RERANK_MODEL, a model name the rerank API accepts');
+  }
   if (config.embedding.provider === 'openai' && !config.embedding.openaiApiKey) {
     read.problems.push('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
   }
