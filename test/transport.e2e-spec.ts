@@ -28,7 +28,7 @@ describe('Errors and transport', () => {
   });
 
   it('answers 400 invalid_content_encoding for a compressed body that does not decompress', async () => {
-    for (const encoding of ['gzip', 'deflate']) {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
       const response = await post()
         .set('Content-Type', 'application/json')
         .set('Content-Encoding', encoding)

@@ -24,9 +24,13 @@ function isBodyParserError(error: unknown): error is BodyParserError {
   return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string';
 }
 
-/** A body sent gzip- or deflate-encoded that does not decompress: zlib's error, passed on untyped. */
-function isZlibError(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && /^Z_[A-Z_]+$/.test(String((error as { code?: unknown }).code));
+/**
+ * A body sent gzip-, deflate- or br-encoded that does not decompress: zlib's error (`Z_DATA_ERROR`) or
+ * Brotli's (`ERR__ERROR_FORMAT_PADDING_2`), passed on untyped.
+ */
+function isDecompressionError(error: unknown): error is Error & { code: string } {
+  const code = String((error as { code?: unknown } | null)?.code);
+  return error instanceof Error && /^(Z_[A-Z_]+|ERR__ERROR_FORMAT_[A-Z0-9_]+)$/.test(code);
 }
 
 /**
@@ -82,7 +86,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
           );
       }
     }
-    if (isZlibError(cause)) {
+    if (isDecompressionError(cause)) {
       return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
     }
     // Express could not decode a path parameter (`/v1/datasets/%E0%A4%A`).
