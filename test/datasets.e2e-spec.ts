@@ -46,6 +46,12 @@ describe('Datasets API', () => {
       ['empty', '', 'must be 1-200 characters after trimming'],
       ['only spaces', '   ', 'must be 1-200 characters after trimming'],
       ['201 characters', 'x'.repeat(201), 'must be 1-200 characters after trimming'],
+      // class-validator's Length does not count variation selectors: this passed as 200 characters.
+      [
+        '400 code points, half of them variation selectors',
+        'a\ufe0f'.repeat(200),
+        'must be 1-200 characters after trimming',
+      ],
       ['not a string', 42, 'must be a string'],
       ['holding U+0000', 'a\u0000b', 'must not contain the character U+0000'],
       ['holding an unpaired surrogate', 'a\ud800b', 'must not contain unpaired UTF-16 surrogates'],
@@ -66,6 +72,18 @@ describe('Datasets API', () => {
     it('counts characters, not UTF-16 units: 200 emoji make a valid name', async () => {
       const response = await create({ name: '🔎'.repeat(200) }).expect(201);
       expect([...response.body.name]).toHaveLength(200);
+    });
+
+    it('counts a description in code points, variation selectors too', async () => {
+      await create({ name: 'Selectors', description: '\u2764\ufe0f'.repeat(500) }).expect(201);
+      const response = await create({
+        name: 'Too many selectors',
+        description: 'a\ufe0f'.repeat(501),
+      }).expect(400);
+      expect(response.body).toMatchObject({
+        code: 'validation_error',
+        details: { field: 'description', issue: 'must be at most 1000 characters' },
+      });
     });
 
     it('answers 400 validation_error naming each bad field', async () => {

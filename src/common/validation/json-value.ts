@@ -34,6 +34,31 @@ export function IsStorableText(validationOptions?: ValidationOptions) {
 }
 
 /**
+ * Property decorator: a string of `min` to `max` characters counted as Unicode code points, as the
+ * limits are documented. (class-validator's `Length` counts UTF-16 units less the variation selectors
+ * U+FE0E and U+FE0F, so 200 `a\uFE0F` passed for 200 characters and stored 400.) Other types pass,
+ * for the type's own rule to refuse.
+ */
+export function CodePointLength(min: number, max: number, validationOptions?: ValidationOptions) {
+  return (target: object, propertyName: string) => {
+    registerDecorator({
+      name: 'codePointLength',
+      target: target.constructor,
+      propertyName,
+      constraints: [min, max],
+      options: validationOptions,
+      validator: {
+        validate: (value: unknown) => {
+          if (typeof value !== 'string') return true;
+          const characters = [...value].length;
+          return characters >= min && characters <= max;
+        },
+      },
+    });
+  };
+}
+
+/**
  * Keys that JavaScript code can mistake for an object's own machinery: assigned to an object,
  * `__proto__` replaces its prototype, and a `constructor` that is not a function crashes
  * class-transformer. Nest's validation pipe deletes them silently; `AppValidationPipe` refuses a

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsDefined, IsIn, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
-import { IsStorableText } from 'src/common/validation/json-value.js';
+import { CodePointLength, IsStorableText } from 'src/common/validation/json-value.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 
@@ -60,7 +60,7 @@ export class CreateDatasetDto {
   // class-validator runs the rule nearest the property first, and reports only the first that fails.
   @Transform(trim)
   @IsStorableText(NAME_RULE)
-  @Length(1, 200, NAME_LENGTH)
+  @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
   @IsDefined({ ...NAME_RULE, message: 'is required' })
   name!: string;
@@ -68,7 +68,7 @@ export class CreateDatasetDto {
   @ApiPropertyOptional({ maxLength: 1000, example: 'Manuals for every product we ship' })
   @ValidateIf((_, value) => value !== undefined)
   @IsStorableText()
-  @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  @CodePointLength(0, 1000, { message: 'must be at most 1000 characters' })
   @IsString({ message: 'must be a string' })
   description?: string;
 
@@ -102,14 +102,14 @@ export class UpdateDatasetDto {
   @ValidateIf((_, value) => value !== undefined)
   @Transform(trim)
   @IsStorableText(NAME_RULE)
-  @Length(1, 200, NAME_LENGTH)
+  @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 1000, nullable: true, description: 'null clears the description' })
   @ValidateIf((_, value) => value !== undefined && value !== null)
   @IsStorableText()
-  @MaxLength(1000, { message: 'must be at most 1000 characters' })
+  @CodePointLength(0, 1000, { message: 'must be at most 1000 characters' })
   @IsString({ message: 'must be a string or null' })
   description?: string | null;
 
