@@ -74,6 +74,22 @@ describe('Datasets API', () => {
       expect([...response.body.name]).toHaveLength(200);
     });
 
+    it('counts a name in code points on update too: 200 with selectors pass, 202 do not', async () => {
+      const created = await create({ name: 'a\ufe0f'.repeat(100) }).expect(201);
+      const path = `/v1/datasets/${created.body.id}`;
+      const response = await t.http
+        .patch(path)
+        .set(bearer(key))
+        .send({ name: 'b\ufe0f'.repeat(101) })
+        .expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name' } });
+      await t.http
+        .patch(path)
+        .set(bearer(key))
+        .send({ name: 'b\ufe0f'.repeat(100) })
+        .expect(200);
+    });
+
     it('counts a description in code points, variation selectors too', async () => {
       await create({ name: 'Selectors', description: '\u2764\ufe0f'.repeat(500) }).expect(201);
       const response = await create({

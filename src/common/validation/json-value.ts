@@ -34,10 +34,30 @@ export function IsStorableText(validationOptions?: ValidationOptions) {
 }
 
 /**
- * Property decorator: a string of `min` to `max` characters counted as Unicode code points, as the
- * limits are documented. (class-validator's `Length` counts UTF-16 units less the variation selectors
- * U+FE0E and U+FE0F, so 200 `a\uFE0F` passed for 200 characters and stored 400.) Other types pass,
- * for the type's own rule to refuse.
+ * The characters of a string as the API's limits count them: Unicode code points (a surrogate pair is
+ * one, as an emoji is; a lone surrogate is one too), counted without copying the string into an array
+ * (`[...value].length` took 175 ms and 150 MB for a 16 MB body).
+ */
+export function codePointCount(value: string): number {
+  let pairs = 0;
+  for (let i = 0; i < value.length - 1; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return value.length - pairs;
+}
+
+/**
+ * Property decorator: a string of `min` to `max` characters as `codePointCount` counts them. (class-
+ * validator's `Length` counts UTF-16 units less surrogate pairs and less the variation selectors
+ * U+FE0E and U+FE0F after another character, so 200 `a\uFE0F` passed for 200 characters and stored
+ * 400.) Other types pass, for the type's own rule to refuse.
  */
 export function CodePointLength(min: number, max: number, validationOptions?: ValidationOptions) {
   return (target: object, propertyName: string) => {
@@ -50,9 +70,11 @@ export function CodePointLength(min: number, max: number, validationOptions?: Va
       validator: {
         validate: (value: unknown) => {
           if (typeof value !== 'string') return true;
-          const characters = [...value].length;
+          if (value.length > 2 * max) return false; // a code point is one or two UTF-16 units
+          const characters = codePointCount(value);
           return characters >= min && characters <= max;
         },
+        defaultMessage: () => `must be ${min}-${max} characters`,
       },
     });
   };

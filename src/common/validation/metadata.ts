@@ -1,6 +1,6 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { deeperThan } from 'src/common/validation/json-depth.js';
-import { jsonValueIssue } from 'src/common/validation/json-value.js';
+import { codePointCount, jsonValueIssue } from 'src/common/validation/json-value.js';
 
 /** Limits on the free-form `metadata` object of datasets and documents. */
 export const METADATA_LIMITS = { maxKeys: 64, maxBytes: 16 * 1024, maxDepth: 5, maxKeyLength: 256 } as const;
@@ -19,10 +19,7 @@ export function metadataIssue(value: unknown, allowNullValues = false): string |
   if (keys.length > METADATA_LIMITS.maxKeys) return `must have at most ${METADATA_LIMITS.maxKeys} keys`;
   for (const key of keys) {
     // Characters are code points, as for names: an emoji is one, not two UTF-16 units.
-    if (
-      key.length === 0 ||
-      (key.length > METADATA_LIMITS.maxKeyLength && [...key].length > METADATA_LIMITS.maxKeyLength)
-    ) {
+    if (key.length === 0 || codePointCount(key) > METADATA_LIMITS.maxKeyLength) {
       return `keys must be 1-${METADATA_LIMITS.maxKeyLength} characters`;
     }
     if (key.startsWith('$')) return `key "${key}" must not start with "$"`;

@@ -3,7 +3,7 @@ import { CommonErrors } from 'src/common/errors/app-error.js';
 import { DomainEvents } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
-import { stringIssue } from 'src/common/validation/json-value.js';
+import { codePointCount, stringIssue } from 'src/common/validation/json-value.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
@@ -27,7 +27,7 @@ export interface NewUpload {
 const FILENAME_MAX_CHARACTERS = 255;
 
 function filenameIssue(filename: string): string | null {
-  const characters = [...filename].length;
+  const characters = codePointCount(filename);
   if (characters === 0 || characters > FILENAME_MAX_CHARACTERS) {
     return `must be 1-${FILENAME_MAX_CHARACTERS} characters`;
   }
@@ -47,7 +47,7 @@ export class DocumentsService {
 
   /** Text sent as JSON: checked for size here, indexed like a .txt file. */
   textUpload(content: string, metadata: Record<string, unknown> = {}): NewUpload {
-    const characters = [...content].length;
+    const characters = codePointCount(content);
     if (characters > DOCUMENT_LIMITS.contentCharacters) throw DocumentErrors.contentTooLarge(characters);
     return {
       filename: null,

@@ -1,0 +1,28 @@
+import { codePointCount } from 'src/common/validation/json-value.js';
+
+describe('codePointCount', () => {
+  it.each([
+    ['', 0],
+    ['abc', 3],
+    ['🔎', 1],
+    ['a\ufe0f', 2],
+    ['\ud800', 1],
+    ['\udc00\ud800', 2],
+    ['\ud800\ud800\udc00', 2],
+    ['x\ud83d\udd0e\ud83d', 3],
+  ])('counts %j as %i', (value, expected) => {
+    expect(codePointCount(value)).toBe(expected);
+  });
+
+  it('counts as the string iterator does, on strings of random UTF-16 units', () => {
+    const units = [0x61, 0xe9, 0xfe0f, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xd83d, 0xdd0e];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let n = 0; n < 500; n++) {
+      const value = String.fromCharCode(
+        ...Array.from({ length: next() % 12 }, () => units[next() % units.length]),
+      );
+      expect(codePointCount(value)).toBe([...value].length);
+    }
+  });
+});
