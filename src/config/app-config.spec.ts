@@ -79,6 +79,10 @@ describe('loadConfig', () => {
     expect(problems).toMatch(/PORT/);
   });
 
+  it('needs no RERANK_MODEL for the local reranker, whose default it names', () => {
+    expect(loadConfig({ RERANK_PROVIDER: 'local' }).rerank.model).toBe('Xenova/ms-marco-MiniLM-L-6-v2');
+  });
+
   it('refuses TLS files that cannot be read', () => {
     expect(() =>
       loadConfig({ TLS_CERT_FILE: '/nonexistent/cert.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }),

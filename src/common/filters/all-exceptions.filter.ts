@@ -25,12 +25,15 @@ function isBodyParserError(error: unknown): error is BodyParserError {
 }
 
 /**
- * A body sent gzip-, deflate- or br-encoded that does not decompress: zlib's error (`Z_DATA_ERROR`) or
- * Brotli's (`ERR__ERROR_FORMAT_PADDING_2`), passed on untyped.
+ * A body sent gzip-, deflate- or br-encoded that does not decompress, passed on untyped: zlib's error
+ * for bad or truncated data (`Z_DATA_ERROR`, `Z_BUF_ERROR`, `Z_NEED_DICT`) or Brotli's for a bad format
+ * (`ERR__ERROR_FORMAT_PADDING_2`). Their other errors (out of memory, say) are the server's.
  */
 function isDecompressionError(error: unknown): error is Error & { code: string } {
   const code = String((error as { code?: unknown } | null)?.code);
-  return error instanceof Error && /^(Z_[A-Z_]+|ERR__ERROR_FORMAT_[A-Z0-9_]+)$/.test(code);
+  return (
+    error instanceof Error && /^(Z_(DATA|BUF)_ERROR|Z_NEED_DICT|ERR__ERROR_FORMAT_[A-Z0-9_]+)$/.test(code)
+  );
 }
 
 /**

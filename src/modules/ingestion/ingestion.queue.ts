@@ -21,8 +21,8 @@ export interface ProcessDocumentJob {
 
 /**
  * Transient failures (database or model busy, Redis blips) are retried with exponential backoff:
- * 2 s, 6 s, 14 s, 30 s (Bull waits `delay × (2^attempts made − 1)`). Permanent ones (a corrupt file) never reach Bull's retry: the pipeline marks
- * the document failed and the job completes.
+ * 2 s, 6 s, 14 s, 30 s (Bull waits `delay × (2^attempts made − 1)`). Permanent ones (a corrupt file)
+ * never reach Bull's retry: the pipeline marks the document failed and the job completes.
  */
 export const PROCESS_DOCUMENT_RETRY = {
   attempts: 5,
