@@ -203,6 +203,9 @@ describe('Documents API', () => {
     ['only white space', '  \n\t '],
     ['missing', undefined],
     ['not a string', 42],
+    // Both were stored altered (U+0000 dropped, the surrogate as U+FFFD), with 201.
+    ['holding U+0000', 'abc\u0000def'],
+    ['holding an unpaired surrogate', 'abc \ud800 def'],
   ])('answers 400 validation_error for content that is %s', async (_case, content) => {
     const response = await uploadText(content).expect(400);
     expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'content' } });
