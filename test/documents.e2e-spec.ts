@@ -551,6 +551,26 @@ describe('Documents API', () => {
     expect((await t.http.get(documents()).expect(404)).body.code).toBe('dataset_not_found');
   });
 
+  it.each(['%00', 'ds_AAAAAAAAAAAAAAAAAAAAAA%00', 'not-an-id'])(
+    'answers 404 dataset_not_found for the dataset id %s on every route that takes one',
+    async (id) => {
+      const requests = [
+        t.http.get(`/v1/datasets/${id}`),
+        t.http.patch(`/v1/datasets/${id}`).send({ description: 'x' }),
+        t.http.delete(`/v1/datasets/${id}`),
+        t.http.get(`/v1/datasets/${id}/documents`),
+        t.http.post(`/v1/datasets/${id}/documents`).send({ content: 'x' }),
+        t.http.get(`/v1/datasets/${id}/documents/doc_x`),
+        t.http.delete(`/v1/datasets/${id}/documents/doc_x`),
+        t.http.post(`/v1/datasets/${id}/documents/doc_x/reprocess`),
+      ];
+      for (const request of requests) {
+        const response = await request.set(bearer(key));
+        expect([response.status, response.body.code]).toEqual([404, 'dataset_not_found']);
+      }
+    },
+  );
+
   it('deletes a dataset with all its documents and chunks in one go', async () => {
     const doomed = await createDataset(t.http, key);
     const response = await uploadText('Soon gone. '.repeat(100), undefined, doomed).expect(201);

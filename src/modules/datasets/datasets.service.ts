@@ -79,8 +79,9 @@ export class DatasetsService {
   }
 
   /**
-   * The caller's own dataset, locked until the transaction ends (also for the documents it holds). Another account's public dataset is visible, so changing it is
-   * 403; another account's private dataset is indistinguishable from a missing one.
+   * The caller's own dataset, locked until the transaction ends (also for the documents it holds).
+   * Another account's public dataset is visible, so changing it is 403; another account's private
+   * dataset is indistinguishable from a missing one.
    */
   async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string): Promise<DatasetEntity> {
     if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
@@ -99,6 +100,8 @@ export class DatasetsService {
     caller: AccountPrincipal,
     datasetId: string,
   ): Promise<DatasetEntity> {
+    // Not an id: no lock to take (a U+0000 in it would fail the lock's query, as a 500).
+    if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
     await this.datasets.lockChunks(tx, datasetId);
     return this.findOwnedForUpdate(tx, caller, datasetId);
   }
