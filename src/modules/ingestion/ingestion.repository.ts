@@ -44,7 +44,10 @@ const RUN_ENDED = `(SELECT clock_timestamp() AS at) ended`;
 export class IngestionRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The document and its dataset, if this run is still the current one and still processing. */
+  /**
+   * The document and its dataset, if this run is still the current one and still processing (null when
+   * either is gone).
+   */
   async loadRun(
     run: Run,
   ): Promise<{ document: DocumentEntity; dataset: DatasetEntity; content: Buffer } | null> {
@@ -55,8 +58,9 @@ export class IngestionRepository {
       [run.documentId, run.generation],
     );
     if (!row) return null;
-    const dataset = await this.db.getRepository(DatasetEntity).findOneByOrFail({ id: row.datasetId });
-    return { document: row, dataset, content: row.content };
+    // The dataset may have been deleted, with the document, since the row was read.
+    const dataset = await this.db.getRepository(DatasetEntity).findOneBy({ id: row.datasetId });
+    return dataset ? { document: row, dataset, content: row.content } : null;
   }
 
   /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */
