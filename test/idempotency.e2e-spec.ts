@@ -23,7 +23,7 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const second = await create('key-replay', { name: 'Once' }).expect(201);
     expect(second.headers['idempotent-replayed']).toBe('true');
-    expect(second.body).toEqual(first.body);
+    expect(second.text).toBe(first.text); // the same bytes: jsonb had stored the fields reordered
     expect(await countNamed('Once')).toBe(1);
   });
 

@@ -140,6 +140,7 @@ describe('Boot', () => {
     'ApiKeyChanges1732000000005',
     'EmptyTermStats1732000000006',
     'InlineEmbeddings1732000000007',
+    'IdempotentReplayAsSent1732000000008',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -18,7 +18,7 @@ export class IdempotencyKeyEntity {
   @Column('text')
   state!: 'pending' | 'completed';
 
-  @Column('jsonb', { name: 'response_body', nullable: true })
+  @Column('json', { name: 'response_body', nullable: true })
   responseBody!: unknown;
 
   @Column('timestamptz', { name: 'created_at' })
