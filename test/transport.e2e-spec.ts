@@ -43,6 +43,22 @@ describe('Errors and transport', () => {
     }
   });
 
+  it.each(['compress', 'gzip, gzip'])(
+    'answers 415 unsupported_media_type naming the Content-Encoding %s, not the Content-Type',
+    async (encoding) => {
+      const response = await post()
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .send('{"name": "x"}')
+        .expect(415);
+      expect(response.body).toEqual({
+        error: expect.stringContaining(`Content-Encoding ${encoding} is not supported`),
+        code: 'unsupported_media_type',
+        details: { content_encoding: encoding, allowed: ['identity', 'gzip', 'deflate', 'br'] },
+      });
+    },
+  );
+
   it('answers 415 unsupported_media_type for a body that is not JSON', async () => {
     const response = await post().set('Content-Type', 'text/plain').send('name=x').expect(415);
     expect(response.body).toEqual({

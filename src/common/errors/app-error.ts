@@ -83,6 +83,14 @@ export const CommonErrors = {
       received: received ?? null,
       allowed,
     }),
+  /** 415 as RFC 7694 has it, for a body in a content coding the server does not decode. */
+  unsupportedContentEncoding: (received: string | undefined) =>
+    new AppError(
+      415,
+      'unsupported_media_type',
+      `Content-Encoding ${received} is not supported; send the body as it is, or in one of gzip, deflate, br`,
+      { content_encoding: received ?? null, allowed: ['identity', 'gzip', 'deflate', 'br'] },
+    ),
   idempotencyKeyReused: () =>
     new AppError(
       422,

@@ -77,6 +77,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         case 'entity.too.large':
           return CommonErrors.payloadTooLarge(cause.limit ?? 0);
         case 'encoding.unsupported':
+          return CommonErrors.unsupportedContentEncoding(request.headers['content-encoding']);
         case 'charset.unsupported':
           return CommonErrors.unsupportedMediaType(request.headers['content-type'], [
             'application/json; charset=utf-8',
