@@ -23,24 +23,43 @@ export class PermanentProcessingError extends Error {
   }
 }
 
+/** The most of a parser's or a library's message a document's error keeps, in characters. */
+export const REASON_MAX_CHARACTERS = 1_000;
+
+/**
+ * A reason as a document's error shows it: a parser may put the whole input in its message (an XML
+ * parser listed a million unclosed tags: 8 MB, stored twice and sent with every read of the document).
+ */
+export function briefReason(reason: string): string {
+  if (reason.length <= REASON_MAX_CHARACTERS) return reason;
+  const cut = reason.slice(0, REASON_MAX_CHARACTERS).replace(/[\uD800-\uDBFF]$/, '');
+  return `${cut}… (${reason.length} characters in all)`;
+}
+
 export const IngestionErrors = {
-  invalidPdf: (reason: string) =>
-    new PermanentProcessingError('invalid_pdf', `The PDF cannot be read: ${reason}`, { reason }),
+  invalidPdf: (cause: string) => {
+    const reason = briefReason(cause);
+    return new PermanentProcessingError('invalid_pdf', `The PDF cannot be read: ${reason}`, { reason });
+  },
   encryptedPdf: () =>
     new PermanentProcessingError('invalid_pdf', 'The PDF is encrypted or password-protected', {
       reason: 'encrypted',
     }),
-  invalidDocument: (kind: string, reason: string) =>
-    new PermanentProcessingError('invalid_document', `The ${kind} file cannot be read: ${reason}`, {
+  invalidDocument: (kind: string, cause: string) => {
+    const reason = briefReason(cause);
+    return new PermanentProcessingError('invalid_document', `The ${kind} file cannot be read: ${reason}`, {
       kind,
       reason,
-    }),
+    });
+  },
   noText: (kind: string) =>
     new PermanentProcessingError('no_text_extracted', `No text could be extracted from this ${kind} file`, {
       kind,
     }),
-  ocrFailed: (reason: string) =>
-    new PermanentProcessingError('ocr_failed', `Text recognition failed: ${reason}`, { reason }),
+  ocrFailed: (cause: string) => {
+    const reason = briefReason(cause);
+    return new PermanentProcessingError('ocr_failed', `Text recognition failed: ${reason}`, { reason });
+  },
   imageTooLarge: (pixels: number, limit: number) =>
     new PermanentProcessingError(
       'image_too_large',

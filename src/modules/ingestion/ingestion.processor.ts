@@ -4,6 +4,7 @@ import type { Job, Queue } from 'bull';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { briefReason } from 'src/modules/ingestion/ingestion.errors.js';
 import { JobName, type ProcessDocumentJob, QueueName } from 'src/modules/ingestion/ingestion.queue.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 
@@ -60,7 +61,7 @@ export class IngestionProcessor implements OnApplicationBootstrap {
       await this.ingestion.fail(job.data, {
         code: 'processing_error',
         message: 'Processing failed after several attempts; the document can be reprocessed',
-        details: { attempts: job.attemptsMade, reason: error.message },
+        details: { attempts: job.attemptsMade, reason: briefReason(error.message) },
       });
     } catch (err) {
       // The recovery sweep will find the document still processing and settle it.

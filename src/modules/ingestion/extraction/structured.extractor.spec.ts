@@ -5,7 +5,7 @@ import {
   extractXml,
   extractYaml,
 } from 'src/modules/ingestion/extraction/structured.extractor.js';
-import { PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
+import { PermanentProcessingError, REASON_MAX_CHARACTERS } from 'src/modules/ingestion/ingestion.errors.js';
 
 const text = (extracted: { sections: { text: string }[] }) =>
   extracted.sections.map((s) => s.text).join('\n');
@@ -91,6 +91,25 @@ describe('structured extractors', () => {
         details: { kind: 'JSON', reason: 'it nests more than 256 levels deep' },
       }),
     );
+  });
+
+  it('reads XML nested 100 tags deep, and refuses it one tag deeper', () => {
+    const xml = (levels: number) => '<a>'.repeat(levels) + 'bottom' + '</a>'.repeat(levels);
+    expect(text(extractXml(xml(100)))).toBe(`${Array(100).fill('a').join('.')}: bottom`);
+    expect(() => extractXml(xml(101))).toThrow(expect.objectContaining({ code: 'invalid_document' }));
+  });
+
+  it("keeps a parser's long message short in the document's error", () => {
+    let failure: PermanentProcessingError | undefined;
+    try {
+      extractXml('<a>'.repeat(1_000_000));
+    } catch (error) {
+      failure = error as PermanentProcessingError;
+    }
+    expect(failure?.code).toBe('invalid_document');
+    const reason = failure?.details.reason as string;
+    expect(reason.length).toBeLessThanOrEqual(REASON_MAX_CHARACTERS + 40);
+    expect(failure!.message.length).toBeLessThan(REASON_MAX_CHARACTERS + 100);
   });
 
   it('reads JSON and YAML nested 256 levels deep, and refuses them one level deeper', () => {

@@ -24,6 +24,9 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
  */
 export const MAX_DATA_DEPTH = 256;
 
+/** How deeply XML elements may nest, counting the root: its parser's default, 100. */
+export const MAX_XML_NESTED_TAGS = 100;
+
 const tooDeep = (kind: string) =>
   IngestionErrors.invalidDocument(kind, `it nests more than ${MAX_DATA_DEPTH} levels deep`);
 
@@ -237,6 +240,8 @@ export function extractXml(text: string): ExtractedText {
       processEntities: false,
       parseTagValue: false,
       preserveOrder: true,
+      // The parser's limit counts the elements inside the root: 100 let a root hold 101 levels.
+      maxNestedTags: MAX_XML_NESTED_TAGS - 1,
       tagValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
       attributeValueProcessor: (_name: string, value: string) => decodeXmlEntities(value),
     }).parse(withoutDeclaration, true) as XmlNode[];
