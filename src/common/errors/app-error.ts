@@ -52,6 +52,20 @@ export const CommonErrors = {
       'Authentication required: send "Authorization: Bearer <token>"',
     ),
   invalidApiKey: () => new AppError(401, 'invalid_api_key', 'The API key is invalid or has been revoked'),
+  /**
+   * PostgreSQL could not be reached, or no connection of the pool freed up in time (many requests
+   * waiting on one dataset's lock, say): a retry later can succeed, so it is not the server's fault.
+   */
+  databaseUnavailable: () =>
+    new AppError(
+      503,
+      'database_unavailable',
+      'The database is busy or unreachable; retry the request',
+      undefined,
+      {
+        'Retry-After': '1',
+      },
+    ),
   /** A process draining before it stops (see InFlightRequests): the client retries, elsewhere. */
   shuttingDown: () =>
     new AppError(503, 'shutting_down', 'The service is shutting down; retry the request', undefined, {
@@ -98,9 +112,14 @@ export const CommonErrors = {
       'This Idempotency-Key was already used with a different request; use a new key for a new request',
     ),
   idempotencyKeyInvalid: () =>
-    new AppError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1-255 printable ASCII characters', {
-      field: 'Idempotency-Key',
-    }),
+    new AppError(
+      400,
+      'invalid_idempotency_key',
+      'Idempotency-Key must be 1-255 visible ASCII characters, without spaces',
+      {
+        field: 'Idempotency-Key',
+      },
+    ),
   idempotencyKeyInProgress: () =>
     new AppError(
       409,

@@ -10,7 +10,7 @@ export function Idempotent() {
       name: 'Idempotency-Key',
       required: false,
       description:
-        'Up to 255 printable ASCII characters. Repeating a key with the same request within 24 h returns the ' +
+        'Up to 255 visible ASCII characters, without spaces. Repeating a key with the same request within 24 h returns the ' +
         'first response (with header Idempotent-Replayed: true) and creates nothing; with a different request, 422.',
       schema: { type: 'string', maxLength: 255, example: '5f0c7a5e-6c2b-4c53-9f6e-9d1f6b1d2a10' },
     }),
