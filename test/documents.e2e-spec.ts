@@ -606,3 +606,49 @@ describe('API-only process (ROLE=api)', () => {
     }
   });
 });
+
+describe('A pool with no connection to spare', () => {
+  it('answers 503 database_unavailable with Retry-After, not 500, to requests that waited too long for one', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', DATABASE_POOL_SIZE: '3' });
+    const lock = await t.sql.connect();
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const uploaded = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .send({ content: 'Deleted once.' })
+        .expect(201);
+      const documentId = uploaded.body.document_id as string;
+      await waitForDocument(t.http, key, datasetId, documentId);
+      // The dataset's chunk lock, held here: each delete waits for it inside a transaction, holding one
+      // of the pool's three connections, and the deletes beyond three wait for a connection.
+      await lock.query('BEGIN');
+      await lock.query(`SELECT pg_advisory_xact_lock(hashtextextended('dataset chunks ' || $1, 0))`, [
+        datasetId,
+      ]);
+      const deletes = Array.from({ length: 5 }, () =>
+        t.http
+          .delete(`/v1/datasets/${datasetId}/documents/${documentId}`)
+          .set(bearer(key))
+          .then((r) => r),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 11_000)); // the pool's 10 s wait, and a margin
+      await lock.query('COMMIT');
+      const responses = await Promise.all(deletes);
+      const statuses = responses.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 204)).toHaveLength(1);
+      expect(statuses.every((s) => [204, 404, 503].includes(s))).toBe(true);
+      const refused = responses.filter((r) => r.status === 503);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const response of refused) {
+        expect(response.body).toEqual({ error: expect.any(String), code: 'database_unavailable' });
+        expect(response.headers['retry-after']).toBe('1');
+      }
+    } finally {
+      await lock.query('ROLLBACK').catch(() => undefined);
+      lock.release();
+      await t.close();
+    }
+  }, 60_000);
+});

@@ -29,6 +29,8 @@ export interface AppConfig {
   role: Role;
   port: number;
   databaseUrl: string;
+  /** Connections of the main pool (every statement but searches'), per process. */
+  databasePoolSize: number;
   redisUrl: string;
   /** Prefix for every Redis key this process writes (rate limits, queues), so tenants of one Redis never collide. */
   redisPrefix: string;
@@ -292,6 +294,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       ['postgres:', 'postgresql:'],
       'postgres://postgres@127.0.0.1:5432/dataset_search',
     ),
+    databasePoolSize: read.int('DATABASE_POOL_SIZE', 20, 1, 500),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
     redisPrefix: read.string('REDIS_PREFIX', 'dss'),
     forceHttps: read.bool('FORCE_HTTPS', nodeEnv === 'production'),

@@ -6,7 +6,15 @@ import { ENTITIES } from 'src/database/entities.js';
 /** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
 export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
 
-export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataSourceOptions {
+/** The main pool's connections when the caller does not say (the CLI: one statement at a time). */
+const DEFAULT_POOL_SIZE = 20;
+
+/** How long a statement waits for a connection of an exhausted pool before it fails (503 to a client). */
+export const POOL_WAIT_MS = 10_000;
+
+export function dataSourceOptions(
+  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'databasePoolSize'>>,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -17,16 +25,18 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataS
     synchronize: false,
     migrationsRun: false,
     extra: {
-      max: 20,
+      max: config.databasePoolSize ?? DEFAULT_POOL_SIZE,
       application_name: 'dataset-search',
       // Fail a request rather than queue it forever when the pool is exhausted.
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: POOL_WAIT_MS,
       // A transaction left open by a bug releases its locks and connection after a minute.
       idle_in_transaction_session_timeout: 60_000,
     },
   };
 }
 
-export function createDataSource(config: Pick<AppConfig, 'databaseUrl'>): DataSource {
+export function createDataSource(
+  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'databasePoolSize'>>,
+): DataSource {
   return new DataSource(dataSourceOptions(config));
 }

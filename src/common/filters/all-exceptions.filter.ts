@@ -36,6 +36,24 @@ function isDecompressionError(error: unknown): error is Error & { code: string }
   );
 }
 
+/** Errors that say PostgreSQL is out of reach for now, from pg's pool or its connection. */
+const DATABASE_UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01', // admin_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // pg-pool's own error when no connection frees up within connectionTimeoutMillis.
+  if (error.message === 'timeout exceeded when trying to connect') return true;
+  const driverError = (error as { driverError?: unknown }).driverError ?? error;
+  return DATABASE_UNREACHABLE_CODES.has(String((driverError as { code?: unknown }).code));
+}
+
 /**
  * Turns every error into the contract's body and status. Known errors keep their code; anything
  * unexpected becomes 500 internal_error, is logged with its stack, and leaks nothing to the client.
@@ -90,6 +108,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
           );
       }
     }
+    if (isDatabaseUnavailable(cause)) return CommonErrors.databaseUnavailable();
     if (isDecompressionError(cause)) {
       return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
     }

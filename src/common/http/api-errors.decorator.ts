@@ -47,11 +47,11 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'The resource does not exist or is not visible to the caller',
   409: 'Conflict with the current state',
   413: 'The request body is too large (code: payload_too_large)',
-  415: 'Unsupported Content-Type (code: unsupported_media_type)',
+  415: 'Unsupported Content-Type, charset or Content-Encoding (code: unsupported_media_type)',
   422: 'The request is well-formed but cannot be carried out',
   429: 'Rate limit exceeded (code: rate_limit_exceeded, with retry_after and Retry-After)',
   502: 'A third-party provider failed',
-  503: 'The service cannot answer now (code: shutting_down, with Retry-After: 1, and the codes listed)',
+  503: 'The service cannot answer now (codes: shutting_down and database_unavailable, with Retry-After: 1, and the codes listed)',
   504: 'The request ran past its deadline',
 };
 
@@ -85,7 +85,10 @@ const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
 
 const RETRY_AFTER: Record<string, HeaderObject> = {
   '429': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-  '503': { description: '1, with shutting_down: retry on a new connection', schema: { type: 'integer' } },
+  '503': {
+    description: '1, with shutting_down (retry on a new connection) and database_unavailable',
+    schema: { type: 'integer' },
+  },
 };
 
 /** 503 shutting_down is refused before the rate limit is counted (docs/decisions.md, Rate limits). */
