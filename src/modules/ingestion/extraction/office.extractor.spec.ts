@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { deflateRawSync } from 'node:zlib';
+import JSZip from 'jszip';
 
 const builtins = () => ({ parse: JSON.parse, push: Array.prototype.push });
 
@@ -73,6 +75,38 @@ describe('office extractor', () => {
     const cell = 'Top &amp;lt;left&amp;gt; R&amp;amp;D';
     expect(htmlToStructuredText(`<table><tr><td>${cell}</td></tr></table><p>${cell}</p>`)).toBe(
       'Top &lt;left&gt; R&amp;D\n\nTop &lt;left&gt; R&amp;D',
+    );
+  });
+
+  describe('a PPTX with a corrupt slide', () => {
+    const SAMPLE = '../shared/fixtures/pptx/sample-presentation.pptx';
+    /** The sample presentation with its second slide's XML replaced. */
+    const withSlide2 = async (xml: (original: string) => string) => {
+      const zip = await JSZip.loadAsync(await readFile(SAMPLE));
+      const original = await zip.file('ppt/slides/slide2.xml')!.async('string');
+      zip.file('ppt/slides/slide2.xml', xml(original));
+      return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    };
+
+    it('reads all four slides of the intact file', async () => {
+      const { extractPptx } = await import('src/modules/ingestion/extraction/office.extractor.js');
+      const text = await extractPptx(await readFile(SAMPLE));
+      expect(text.sections).toHaveLength(4);
+    });
+
+    it.each([
+      ['cut short', (xml: string) => xml.slice(0, Math.floor(xml.length / 2))],
+      ['empty', () => ''],
+      ['random bytes', () => 'x\u0001<<>>&&garbage'],
+    ])(
+      'fails as invalid_document naming the slide when it is %s (it was silently left out)',
+      async (_case, xml) => {
+        const { extractPptx } = await import('src/modules/ingestion/extraction/office.extractor.js');
+        await expect(extractPptx(await withSlide2(xml))).rejects.toMatchObject({
+          code: 'invalid_document',
+          message: expect.stringContaining('ppt/slides/slide2.xml is not well-formed XML'),
+        });
+      },
     );
   });
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { XMLValidator } from 'fast-xml-parser';
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
@@ -175,19 +176,32 @@ async function slidePaths(zip: JSZip): Promise<string[]> {
     .sort((a, b) => number(a) - number(b));
 }
 
+/**
+ * A part of the archive as XML text, refused when it is not well-formed: slides are read with patterns,
+ * which would find no text in a corrupt slide and let the file pass with that slide missing.
+ */
+async function xmlPart(zip: JSZip, path: string): Promise<string> {
+  const xml = (await zip.file(path)?.async('string')) ?? '';
+  const verdict = XMLValidator.validate(xml);
+  if (verdict !== true) {
+    const { msg, line } = verdict.err;
+    throw IngestionErrors.invalidDocument('PPTX', `${path} is not well-formed XML (line ${line}: ${msg})`);
+  }
+  return xml;
+}
+
 /** Slide text and speaker notes, slide by slide, in presentation order; each slide is a section. */
 export async function extractPptx(bytes: Buffer): Promise<ExtractedText> {
   const zip = await openZip(bytes, 'PPTX');
   const sections: TextSection[] = [];
   const paths = await slidePaths(zip);
   for (const [index, path] of paths.entries()) {
-    const slide = (await zip.file(path)?.async('string')) ?? '';
+    const slide = await xmlPart(zip, path);
     const relsPath = path.replace(/slides\/(slide\d+\.xml)$/, 'slides/_rels/$1.rels');
     const rels = relationshipTargets((await zip.file(relsPath)?.async('string')) ?? '');
     const notesTarget = [...rels.values()].find((r) => r.type.endsWith('/notesSlide'));
-    const notes = notesTarget
-      ? await zip.file(resolvePart(path, notesTarget.target))?.async('string')
-      : undefined;
+    const notesPath = notesTarget && resolvePart(path, notesTarget.target);
+    const notes = notesPath && zip.file(notesPath) ? await xmlPart(zip, notesPath) : undefined;
     const text = [drawingText(slide), notes ? drawingText(notes) : ''].filter((part) => part).join('\n\n');
     sections.push({ text, page: index + 1 });
   }
