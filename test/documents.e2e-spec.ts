@@ -571,6 +571,36 @@ describe('Documents API', () => {
     },
   );
 
+  it('writes a document of 12,000 chunks in several statements as one: ordinals, counts and postings whole', async () => {
+    const own = await createDataset(t.http, key);
+    const markdown = Array.from({ length: 12_000 }, (_, i) => `# Part ${i}\n\nsection number ${i}\n`).join(
+      '\n',
+    );
+    const uploaded = await t.http
+      .post(documents(own))
+      .set(bearer(key))
+      .attach('file', Buffer.from(markdown), 'parts.md')
+      .expect(201);
+    const ready = await waitForDocument(t.http, key, own, uploaded.body.document_id, 120_000);
+    expect(ready).toMatchObject({ status: 'ready', chunks_created: 12_000 });
+    const { rows } = await t.sql.query(
+      `SELECT count(DISTINCT ordinal)::int AS ordinals, min(ordinal) AS first, max(ordinal) AS last,
+              bool_and(content = '# Part ' || ordinal || E'\n\nsection number ' || ordinal) AS in_order
+         FROM chunks WHERE document_id = $1`,
+      [uploaded.body.document_id],
+    );
+    expect(rows[0]).toEqual({ ordinals: 12_000, first: 0, last: 11_999, in_order: true });
+    const counts = await datasetCounts(own);
+    expect(counts.chunk_count).toBe(12_000);
+    expect(counts.total_chunk_length).toBe(counts.length);
+    // "section" is in every chunk: its document frequency counts all three batches.
+    const { rows: df } = await t.sql.query(
+      `SELECT s.df FROM term_stats s JOIN datasets d ON d.seq = s.dataset_seq WHERE d.id = $1 AND s.term = 'section'`,
+      [own],
+    );
+    expect(df[0].df).toBe(12_000);
+  }, 150_000);
+
   it('deletes a dataset with all its documents and chunks in one go', async () => {
     const doomed = await createDataset(t.http, key);
     const response = await uploadText('Soon gone. '.repeat(100), undefined, doomed).expect(201);
