@@ -201,6 +201,7 @@ describe('Documents API', () => {
   it.each([
     ['empty', ''],
     ['only white space', '  \n\t '],
+    ['only zero-width spaces', '\u200b\u200b\u200b'],
     ['missing', undefined],
     ['not a string', 42],
     // Both were stored altered (U+0000 dropped, the surrogate as U+FFFD), with 201.
@@ -411,6 +412,16 @@ describe('Documents API', () => {
       },
     });
     expect(failed).not.toHaveProperty('chunks_created');
+  });
+
+  it('fails a file of invisible characters alone as no_text_extracted (it was ready, one blank chunk)', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from('\u200b\u200c\u2060\n'.repeat(50)), 'blank.txt')
+      .expect(201);
+    const failed = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'no_text_extracted' } });
   });
 
   it('deletes a document with its chunks, postings and bytes, keeping the counts exact', async () => {

@@ -1,4 +1,4 @@
-import { codePointCount } from 'src/common/validation/json-value.js';
+import { codePointCount, isVisibleText } from 'src/common/validation/json-value.js';
 
 describe('codePointCount', () => {
   it.each([
@@ -25,4 +25,17 @@ describe('codePointCount', () => {
       expect(codePointCount(value)).toBe([...value].length);
     }
   });
+});
+
+describe('isVisibleText', () => {
+  it.each(['a', ' x ', '\u200b.', '日本', '😀', '\u00a0-'])('sees %j', (text) => {
+    expect(isVisibleText(text)).toBe(true);
+  });
+
+  it.each(['', ' \n\t', '\u200b\u200c\u200d', '\ufeff\u2060', '\u0007\u0000', '\u00a0\u3000'])(
+    'sees nothing in %j',
+    (text) => {
+      expect(isVisibleText(text)).toBe(false);
+    },
+  );
 });

@@ -33,6 +33,17 @@ export function IsStorableText(validationOptions?: ValidationOptions) {
   };
 }
 
+/** A character that shows: not white space, a control character or an invisible format character. */
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}]/u;
+
+/**
+ * Whether a text has anything to read. `trim` leaves zero-width spaces (U+200B), joiners and byte order
+ * marks: a file of them alone became a ready document of one invisible chunk.
+ */
+export function isVisibleText(text: string): boolean {
+  return VISIBLE.test(text);
+}
+
 /**
  * The characters of a string as the API's limits count them: Unicode code points (a surrogate pair is
  * one, as an emoji is; a lone surrogate is one too), counted without copying the string into an array

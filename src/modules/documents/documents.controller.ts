@@ -28,6 +28,7 @@ import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
+import { isVisibleText } from 'src/common/validation/json-value.js';
 import { isPlainObject, metadataIssue } from 'src/common/validation/metadata.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
@@ -143,7 +144,7 @@ export class DocumentsController {
         type: 'body',
         metatype: UploadTextDocumentDto,
       })) as UploadTextDocumentDto;
-      if (text.content.trim() === '') {
+      if (!isVisibleText(text.content)) {
         throw CommonErrors.validation([{ field: 'content', issue: 'must not be empty' }]);
       }
       upload = this.documents.textUpload(text.content, text.metadata);

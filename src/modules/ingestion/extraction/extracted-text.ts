@@ -1,3 +1,4 @@
+import { isVisibleText } from 'src/common/validation/json-value.js';
 import { stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
 
 /** How the text is organised, which tells the chunker where it may cut. */
@@ -14,8 +15,9 @@ export interface ExtractedText {
   sections: TextSection[];
 }
 
+/** Whether any section has a character that shows (a file of zero-width spaces has none). */
 export function hasText(extracted: ExtractedText): boolean {
-  return extracted.sections.some((section) => section.text.trim().length > 0);
+  return extracted.sections.some((section) => isVisibleText(section.text));
 }
 
 /** The text without control characters (see `stripControlCharacters`), in the same sections. */
