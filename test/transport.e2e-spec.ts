@@ -17,6 +17,8 @@ describe('Errors and transport', () => {
   afterAll(() => t.close());
 
   const post = () => t.http.post('/v1/datasets').set(bearer(key));
+  const postEncoded = (encoding: string, body: string) =>
+    post().set('Content-Type', 'application/json').set('Content-Encoding', encoding).send(body);
 
   it('answers 400 invalid_json for a malformed body', async () => {
     const response = await post().set('Content-Type', 'application/json').send('{"name": ').expect(400);
@@ -29,11 +31,7 @@ describe('Errors and transport', () => {
 
   it('answers 400 invalid_content_encoding for a compressed body that does not decompress', async () => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
-      const response = await post()
-        .set('Content-Type', 'application/json')
-        .set('Content-Encoding', encoding)
-        .send('{"name": "not compressed"}')
-        .expect(400);
+      const response = await postEncoded(encoding, '{"name": "not compressed"}').expect(400);
       expect(response.body).toEqual({
         error: `The request body could not be decoded as ${encoding}`,
         code: 'invalid_content_encoding',
@@ -46,11 +44,7 @@ describe('Errors and transport', () => {
   it.each(['compress', 'gzip, gzip'])(
     'answers 415 unsupported_media_type naming the Content-Encoding %s, not the Content-Type',
     async (encoding) => {
-      const response = await post()
-        .set('Content-Type', 'application/json')
-        .set('Content-Encoding', encoding)
-        .send('{"name": "x"}')
-        .expect(415);
+      const response = await postEncoded(encoding, '{"name": "x"}').expect(415);
       expect(response.body).toEqual({
         error: expect.stringContaining(`Content-Encoding ${encoding} is not supported`),
         code: 'unsupported_media_type',
