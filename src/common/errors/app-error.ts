@@ -53,8 +53,9 @@ export const CommonErrors = {
     ),
   invalidApiKey: () => new AppError(401, 'invalid_api_key', 'The API key is invalid or has been revoked'),
   /**
-   * PostgreSQL could not be reached, or no connection of the pool freed up in time (many requests
-   * waiting on one dataset's lock, say): a retry later can succeed, so it is not the server's fault.
+   * No connection to PostgreSQL could be had: none of the pool's freed up in time (many requests
+   * waiting on one dataset's lock, say), or the database refused a new one. Nothing ran, and a retry
+   * later can succeed.
    */
   databaseUnavailable: () =>
     new AppError(

@@ -36,22 +36,28 @@ function isDecompressionError(error: unknown): error is Error & { code: string }
   );
 }
 
-/** Errors that say PostgreSQL is out of reach for now, from pg's pool or its connection. */
-const DATABASE_UNREACHABLE_CODES = new Set([
+/**
+ * Errors of getting a connection to PostgreSQL, before any statement ran: pg-pool's when none freed up
+ * or a new one could not be made in time, and the server's or the network's refusal. A request that
+ * failed so changed nothing, and a retry can succeed. A connection dropped mid-request is not among
+ * them: its transaction may have committed, and a retry could do the work twice.
+ */
+const POOL_MESSAGES = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+]);
+const CONNECT_ERROR_CODES = new Set([
   'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  '57P01', // admin_shutdown
-  '57P03', // cannot_connect_now
+  'ENOTFOUND', // the database's host name does not resolve
+  'EAI_AGAIN',
+  '57P03', // cannot_connect_now: starting up or shutting down
   '53300', // too_many_connections
 ]);
 
 function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  // pg-pool's own error when no connection frees up within connectionTimeoutMillis.
-  if (error.message === 'timeout exceeded when trying to connect') return true;
-  const driverError = (error as { driverError?: unknown }).driverError ?? error;
-  return DATABASE_UNREACHABLE_CODES.has(String((driverError as { code?: unknown }).code));
+  if (POOL_MESSAGES.has(error.message)) return true;
+  return CONNECT_ERROR_CODES.has(String((error as { code?: unknown }).code));
 }
 
 /**

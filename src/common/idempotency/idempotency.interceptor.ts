@@ -85,7 +85,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       // than being released: a retry then waits, instead of creating the resource a second time.
       mergeMap((body: unknown) => from(this.repository.complete(claim, body ?? null).then(() => body))),
       catchError((error: unknown) => {
-        if (error instanceof IdempotencyStoreError) return throwError(() => error.cause);
+        // Passed on whole, as a 500 whatever its cause: a 503 would invite a retry of work already done.
+        if (error instanceof IdempotencyStoreError) return throwError(() => error);
         return from(this.repository.release(claim)).pipe(mergeMap(() => throwError(() => error)));
       }),
     );
