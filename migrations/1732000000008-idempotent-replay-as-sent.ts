@@ -17,6 +17,7 @@ export class IdempotentReplayAsSent1732000000008 implements MigrationInterface {
     );
   }
 
+  /** A stored body holding `\u0000` (which `json` keeps and `jsonb` refuses) would fail this; the API stores none. */
   async down(db: QueryRunner): Promise<void> {
     await db.query(
       `ALTER TABLE idempotency_keys ALTER COLUMN response_body TYPE jsonb USING response_body::jsonb`,

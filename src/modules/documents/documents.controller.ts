@@ -145,7 +145,7 @@ export class DocumentsController {
         metatype: UploadTextDocumentDto,
       })) as UploadTextDocumentDto;
       if (!isVisibleText(text.content)) {
-        throw CommonErrors.validation([{ field: 'content', issue: 'must not be empty' }]);
+        throw CommonErrors.validation([{ field: 'content', issue: 'must contain visible text' }]);
       }
       upload = this.documents.textUpload(text.content, text.metadata);
     }

@@ -88,10 +88,18 @@ describe('office extractor', () => {
       return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
     };
 
-    it('reads all four slides of the intact file', async () => {
+    it('reads all four slides of the intact file, and a slide stored as UTF-16 with its BOM', async () => {
       const { extractPptx } = await import('src/modules/ingestion/extraction/office.extractor.js');
-      const text = await extractPptx(await readFile(SAMPLE));
-      expect(text.sections).toHaveLength(4);
+      expect((await extractPptx(await readFile(SAMPLE))).sections).toHaveLength(4);
+      const zip = await JSZip.loadAsync(await readFile(SAMPLE));
+      const slide = await zip.file('ppt/slides/slide2.xml')!.async('string');
+      const utf16 = slide.replace('encoding="UTF-8"', 'encoding="UTF-16"');
+      zip.file(
+        'ppt/slides/slide2.xml',
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(utf16, 'utf16le')]),
+      );
+      const text = await extractPptx(await zip.generateAsync({ type: 'nodebuffer' }));
+      expect(text.sections[1].text).toContain('This is the first content slide');
     });
 
     it.each([

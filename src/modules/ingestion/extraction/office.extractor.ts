@@ -4,7 +4,7 @@ import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
 import type { ExtractedText, TextSection } from 'src/modules/ingestion/extraction/extracted-text.js';
-import { referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { decodeText, referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**
@@ -177,11 +177,13 @@ async function slidePaths(zip: JSZip): Promise<string[]> {
 }
 
 /**
- * A part of the archive as XML text, refused when it is not well-formed: slides are read with patterns,
- * which would find no text in a corrupt slide and let the file pass with that slide missing.
+ * A part of the archive as XML text, decoded by its byte order mark (a package may hold UTF-16 parts),
+ * refused when it is not well-formed: slides are read with patterns, which would find no text in a
+ * corrupt slide and let the file pass with that slide missing.
  */
 async function xmlPart(zip: JSZip, path: string): Promise<string> {
-  const xml = (await zip.file(path)?.async('string')) ?? '';
+  const bytes = await zip.file(path)?.async('nodebuffer');
+  const xml = bytes ? decodeText(bytes).text : '';
   const verdict = XMLValidator.validate(xml);
   if (verdict !== true) {
     const { msg, line } = verdict.err;
