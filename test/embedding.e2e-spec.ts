@@ -79,6 +79,38 @@ describe('Embedding providers', () => {
     }
   });
 
+  it('writes 2,200 embedded chunks in batches, each chunk with its own vector', async () => {
+    const wide = await startFakeOpenAI(384); // 1,041 chunks of 384 dimensions a statement: three here
+    const t = await startTestApp(openAiEnv(wide));
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const markdown = Array.from({ length: 2_200 }, (_, i) => `# Part ${i}\n\nsection ${i}\n`).join('\n');
+      const uploaded = await t.http
+        .post(`/v1/datasets/${datasetId}/documents`)
+        .set(bearer(key))
+        .attach('file', Buffer.from(markdown), 'parts.md')
+        .expect(201);
+      const ready = await waitForDocument(t.http, key, datasetId, uploaded.body.document_id, 120_000);
+      expect(ready).toMatchObject({ status: 'ready', chunks_created: 2_200 });
+      const { rows } = await t.sql.query<{ ordinal: number; content: string; embedding: string }>(
+        `SELECT ordinal, content, embedding::text AS embedding FROM chunks
+          WHERE document_id = $1 AND ordinal = ANY($2) ORDER BY ordinal`,
+        [uploaded.body.document_id, [0, 1_040, 1_041, 2_081, 2_082, 2_199]],
+      );
+      expect(rows.map((r) => r.ordinal)).toEqual([0, 1_040, 1_041, 2_081, 2_082, 2_199]);
+      for (const row of rows) {
+        expect(row.content).toBe(`# Part ${row.ordinal}\n\nsection ${row.ordinal}`);
+        const stored = JSON.parse(row.embedding) as number[];
+        const expected = hashVector(row.content, 384);
+        expect(Math.max(...stored.map((x, i) => Math.abs(x - expected[i])))).toBeLessThan(1e-6);
+      }
+    } finally {
+      await t.close();
+      await wide.close();
+    }
+  }, 150_000);
+
   it('re-embeds a keyword-only dataset with the admin command, making it hybrid', async () => {
     const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
     try {
