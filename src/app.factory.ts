@@ -10,7 +10,7 @@ import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorat
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
-import { rejectDeepBodies } from 'src/common/validation/json-depth.js';
+import { refuseMalformedUtf8, rejectDeepBodies } from 'src/common/validation/json-depth.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 
@@ -18,6 +18,8 @@ import type { AppConfig } from 'src/config/app-config.js';
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
+    // The JSON parser keeps the bytes it read, for `refuseMalformedUtf8`, which then lets them go.
+    rawBody: true,
     // At shutdown, once the requests under way are answered or their grace time is up (see
     // InFlightRequests), kept-alive and still-busy connections are closed rather than waited for.
     forceCloseConnections: true,
@@ -41,6 +43,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   }
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
+  app.use(refuseMalformedUtf8);
   app.use(rejectDeepBodies);
   app.use(deferBodyErrors);
   app.useGlobalFilters(new AllExceptionsFilter(logger));

@@ -29,6 +29,43 @@ describe('Errors and transport', () => {
     });
   });
 
+  it('answers 400 invalid_json for a body declared UTF-8 that is not, and creates nothing', async () => {
+    // "Café" in Latin-1: 0xE9 begins no UTF-8 sequence (it was read as U+FFFD and stored, with 201).
+    const latin1 = Buffer.concat([Buffer.from('{"name": "Caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    for (const type of ['application/json', 'application/json; charset=utf-8']) {
+      const response = await fetch(`${t.url}/v1/datasets`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key.api_key}`, 'Content-Type': type },
+        body: latin1, // as the bytes are: supertest would serialise a Buffer as JSON
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        error: 'The request body is not valid JSON',
+        code: 'invalid_json',
+        details: { issue: 'is not valid UTF-8' },
+      });
+    }
+    const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM datasets WHERE name LIKE 'Caf%'");
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('takes UTF-8 holding U+FFFD itself, and UTF-16 declared as such', async () => {
+    const send = (type: string, body: Buffer) =>
+      fetch(`${t.url}/v1/datasets`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key.api_key}`, 'Content-Type': type },
+        body,
+      });
+    const replacement = await send('application/json', Buffer.from('{"name": "Sent as \ufffd"}'));
+    expect(replacement.status).toBe(201);
+    expect(((await replacement.json()) as { name: string }).name).toBe('Sent as \ufffd');
+    const utf16 = await send(
+      'application/json; charset=utf-16le',
+      Buffer.from('{"name": "Sent in UTF-16"}', 'utf16le'),
+    );
+    expect(utf16.status).toBe(201);
+  });
+
   it('answers 400 invalid_content_encoding for a compressed body that does not decompress', async () => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
       const response = await postEncoded(encoding, '{"name": "not compressed"}').expect(400);

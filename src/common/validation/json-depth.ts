@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import type { RawBodyRequest } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 
@@ -21,6 +23,30 @@ export function rejectDeepBodies(request: Request, _response: Response, next: Ne
     const issue = `must not nest more than ${MAX_BODY_DEPTH} levels deep`;
     request.body = undefined;
     request.bodyError = CommonErrors.validation([{ field: 'body', issue }]);
+  }
+  next();
+}
+
+/** A charset other than UTF-8 named by the Content-Type (body-parser decodes UTF-16 and the like). */
+const OTHER_CHARSET = /;\s*charset\s*=\s*"?(?!utf-?8\b)[^";\s]+/i;
+
+/**
+ * Refuses a JSON body declared UTF-8 (or with no charset, as JSON is) whose bytes are not UTF-8. The
+ * parser decodes bytes that encode no character as U+FFFD, so a name or a document sent in Latin-1 was
+ * stored altered, with 201. Reads the raw bytes Nest keeps (`rawBody`), and lets them go.
+ */
+export function refuseMalformedUtf8(
+  request: RawBodyRequest<Request>,
+  _response: Response,
+  next: NextFunction,
+): void {
+  const raw = request.rawBody;
+  request.rawBody = undefined;
+  if (raw && request.body !== undefined && !OTHER_CHARSET.test(request.headers['content-type'] ?? '')) {
+    if (!isUtf8(raw)) {
+      request.body = undefined;
+      request.bodyError = CommonErrors.invalidJson('is not valid UTF-8');
+    }
   }
   next();
 }
