@@ -10,7 +10,7 @@ import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorat
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
-import { refuseMalformedUtf8, rejectDeepBodies } from 'src/common/validation/json-depth.js';
+import { refuseMalformedUtf8, rejectDeepBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 

@@ -1,5 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
-import { deeperThan } from 'src/common/validation/json-depth.js';
+import { deeperThan } from 'src/common/validation/json-body.js';
 import { codePointCount, jsonValueIssue } from 'src/common/validation/json-value.js';
 
 /** Limits on the free-form `metadata` object of datasets and documents. */
