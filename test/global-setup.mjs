@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { adminUrl, databaseUrl } from './utils/database-names.mjs';
+import globalTeardown from './global-teardown.mjs';
 
 export default async function globalSetup() {
   const TEMPLATE_DATABASE = `dss_test_template_${randomBytes(4).toString('hex')}`;
@@ -20,8 +21,14 @@ export default async function globalSetup() {
   } finally {
     await admin.end();
   }
-  execFileSync('node', ['dist/cli.js', 'migrate'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(TEMPLATE_DATABASE), NODE_ENV: 'test' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  try {
+    execFileSync('node', ['dist/cli.js', 'migrate'], {
+      env: { ...process.env, DATABASE_URL: databaseUrl(TEMPLATE_DATABASE), NODE_ENV: 'test' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  } catch (error) {
+    // Jest runs no teardown when the setup fails: the template would be left behind.
+    await globalTeardown();
+    throw error;
+  }
 }

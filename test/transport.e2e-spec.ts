@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -231,8 +231,9 @@ describe('HTTPS', () => {
 
   describe('serving HTTPS itself, with a plain-HTTP listener that redirects', () => {
     let certificate: { cert: string; key: string };
+    let dir: string;
     beforeAll(async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'dss-tls-'));
+      dir = await mkdtemp(join(tmpdir(), 'dss-tls-'));
       certificate = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
       await promisify(execFile)('openssl', [
         'req',
@@ -250,6 +251,7 @@ describe('HTTPS', () => {
         certificate.cert,
       ]);
     });
+    afterAll(() => rm(dir, { recursive: true, force: true }));
 
     async function startWithRedirectPort(env: Record<string, string> = {}) {
       const redirectPort = await freePort();
