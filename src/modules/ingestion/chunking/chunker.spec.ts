@@ -100,6 +100,22 @@ describe('chunkText', () => {
     expect(chunkText(prose('   \n\n  '), words, options)).toEqual([]);
   });
 
+  it('makes no chunk of a page or a paragraph of invisible characters alone', () => {
+    const extracted: ExtractedText = {
+      format: 'prose',
+      sections: [
+        { text: 'Page one.\n\n\u200b\u200c', page: 1 },
+        { text: '\u200b\u2060\ufeff', page: 2 },
+        { text: 'Page three.', page: 3 },
+      ],
+    };
+    const chunks = chunkText(extracted, words, options);
+    expect(chunks.map((c) => [c.content, c.page])).toEqual([
+      ['Page one.', 1],
+      ['Page three.', 3],
+    ]);
+  });
+
   it('finds the same sentences in a paragraph longer than the segmenter reads at once', () => {
     const sentences = Array.from({ length: 600 }, (_, i) => `Sentence ${i} is about topic ${i % 9}.`);
     const text = sentences.join(' ');

@@ -70,6 +70,11 @@ const SENTENCE_WINDOW = 4096;
 /** Characters of a window read again by the next when one sentence filled it (see `sentences`). */
 const SENTENCE_LOOKAHEAD = 256;
 
+/**
+ * A character that shows, as `isVisibleText` (src/common/validation) has it; repeated here because this
+ * file imports nothing at run time (its heap test runs it alone, in a process of its own).
+ */
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}]/u;
 const HEADING = /^#{1,6}\s/;
 const DEFINITION =
   /^(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*(?:def|class|function|func|fn|interface|struct|impl|module|sub)\b/;
@@ -117,6 +122,8 @@ function splitUnits(
       : matches(text, start, end, /\S[\s\S]*?(?=\n[ \t]*\n|$)/g);
   for (const [blockStart, blockEnd] of blocks) {
     const block = text.slice(blockStart, blockEnd);
+    // Zero-width spaces and the like alone: nothing to read, and a chunk of them alone matches nothing.
+    if (!VISIBLE.test(block)) continue;
     const boundary =
       format === 'markdown' ? HEADING.test(block) : format === 'code' ? DEFINITION.test(block) : false;
     // A block over the character bound is split whatever its count, so it need not be tokenized whole.
