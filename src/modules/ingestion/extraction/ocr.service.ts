@@ -13,13 +13,13 @@ const ENGLISH = createRequire(import.meta.url)('@tesseract.js-data/eng') as {
   gzip: boolean;
 };
 
+/** Tesseract's words (from Leptonica) for an image it cannot decode. */
+const UNREADABLE_IMAGE = /error attempting to read image/i;
+
 /**
  * Text from images with tesseract.js. A pool of workers (one per core by default) is started on first
  * use and shared by every job of the process; images over the pixel limit are refused before decoding.
  */
-/** Tesseract's words (from Leptonica) for an image it cannot decode. */
-const UNREADABLE_IMAGE = /error attempting to read image/i;
-
 @Injectable()
 export class OcrService implements OnApplicationShutdown {
   private scheduler?: Promise<Scheduler>;
