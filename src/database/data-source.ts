@@ -6,15 +6,12 @@ import { ENTITIES } from 'src/database/entities.js';
 /** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
 export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
 
-/** The main pool's connections when the caller does not say (the CLI: one statement at a time). */
-const DEFAULT_POOL_SIZE = 20;
-
 /** How long a statement waits for a connection of an exhausted pool before it fails (503 to a client). */
-export const POOL_WAIT_MS = 10_000;
+const POOL_WAIT_MS = 10_000;
 
-export function dataSourceOptions(
-  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'databasePoolSize'>>,
-): DataSourceOptions {
+export type DatabaseSettings = Pick<AppConfig, 'databaseUrl' | 'databasePoolSize'>;
+
+export function dataSourceOptions(config: DatabaseSettings): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -25,7 +22,7 @@ export function dataSourceOptions(
     synchronize: false,
     migrationsRun: false,
     extra: {
-      max: config.databasePoolSize ?? DEFAULT_POOL_SIZE,
+      max: config.databasePoolSize,
       application_name: 'dataset-search',
       // Fail a request rather than queue it forever when the pool is exhausted.
       connectionTimeoutMillis: POOL_WAIT_MS,
@@ -35,8 +32,6 @@ export function dataSourceOptions(
   };
 }
 
-export function createDataSource(
-  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'databasePoolSize'>>,
-): DataSource {
+export function createDataSource(config: DatabaseSettings): DataSource {
   return new DataSource(dataSourceOptions(config));
 }

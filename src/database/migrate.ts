@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from 'src/config/app-config.js';
-import { createDataSource } from 'src/database/data-source.js';
+import { createDataSource, type DatabaseSettings } from 'src/database/data-source.js';
 
 /** Any constant works as long as every process of this service uses the same one. */
 const MIGRATION_LOCK_KEY = 7_316_002_117;
@@ -35,7 +34,7 @@ export async function migrateDatabase(dataSource: DataSource, logger: Logger): P
 }
 
 /** Opens a short-lived connection, migrates, and closes it. */
-export async function migrate(config: Pick<AppConfig, 'databaseUrl'>, logger: Logger): Promise<string[]> {
+export async function migrate(config: DatabaseSettings, logger: Logger): Promise<string[]> {
   const dataSource = await createDataSource(config).initialize();
   try {
     return await migrateDatabase(dataSource, logger);
