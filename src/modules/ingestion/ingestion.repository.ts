@@ -192,32 +192,29 @@ export class IngestionRepository {
         documentId,
         datasetSeq,
         language,
-        chunks,
-        vectors,
+        chunks.slice(first, last),
+        vectors?.slice(first, last) ?? null,
         first,
-        last,
       );
     }
     return total;
   }
 
   /**
-   * Chunks [first, last) with their postings and the terms' document frequencies, in one statement. The
-   * dataset's text search configuration turns each chunk into lexemes (stemmed, stop words dropped); a
-   * lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its tfs.
+   * Chunks with their postings and the terms' document frequencies, in one statement; the first is the
+   * document's chunk `firstOrdinal`. The dataset's text search configuration turns each chunk into
+   * lexemes (stemmed, stop words dropped); a lexeme's tf is its number of positions, and a chunk's BM25
+   * length the sum of its tfs.
    */
   private async insertChunkBatch(
     tx: Tx,
     documentId: string,
     datasetSeq: string,
     language: string,
-    allChunks: Chunk[],
-    allVectors: number[][] | null,
-    first: number,
-    last: number,
+    chunks: Chunk[],
+    vectors: number[][] | null,
+    firstOrdinal: number,
   ): Promise<number> {
-    const chunks = allChunks.slice(first, last);
-    const vectors = allVectors?.slice(first, last) ?? null;
     const [result] = await tx.query<{ total: number }[]>(
       `WITH input AS (
          SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
@@ -247,7 +244,7 @@ export class IngestionRepository {
         documentId,
         datasetSeq,
         chunks.map(() => newId('chk')),
-        chunks.map((_, i) => first + i),
+        chunks.map((_, i) => firstOrdinal + i),
         chunks.map((c) => c.content),
         chunks.map((c) => c.tokenCount),
         chunks.map((c) => c.page ?? null),
