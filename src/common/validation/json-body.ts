@@ -42,11 +42,10 @@ export function refuseMalformedUtf8(
 ): void {
   const raw = request.rawBody;
   request.rawBody = undefined;
-  if (raw && request.body !== undefined && !OTHER_CHARSET.test(request.headers['content-type'] ?? '')) {
-    if (!isUtf8(raw)) {
-      request.body = undefined;
-      request.bodyError = CommonErrors.invalidJson('is not valid UTF-8');
-    }
+  const declaredUtf8 = !OTHER_CHARSET.test(request.headers['content-type'] ?? '');
+  if (raw && request.body !== undefined && declaredUtf8 && !isUtf8(raw)) {
+    request.body = undefined;
+    request.bodyError = CommonErrors.invalidJson('is not valid UTF-8');
   }
   next();
 }
