@@ -18,6 +18,12 @@ const prose = (text: string, page?: number): ExtractedText => ({
   sections: [{ text, page }],
 });
 
+/** Prose of one section per page, numbered from 1. */
+const pages = (...texts: string[]): ExtractedText => ({
+  format: 'prose',
+  sections: texts.map((text, i) => ({ text, page: i + 1 })),
+});
+
 describe('chunkText', () => {
   it('keeps a short text in one chunk with its offsets and page', () => {
     const chunks = chunkText(prose('One short paragraph.', 3), words, options);
@@ -69,14 +75,7 @@ describe('chunkText', () => {
   });
 
   it('keeps pages apart and numbers them', () => {
-    const extracted: ExtractedText = {
-      format: 'prose',
-      sections: [
-        { text: 'Page one.', page: 1 },
-        { text: 'Page two.', page: 2 },
-      ],
-    };
-    const chunks = chunkText(extracted, words, options);
+    const chunks = chunkText(pages('Page one.', 'Page two.'), words, options);
     expect(chunks.map((c) => [c.content, c.page, c.charStart])).toEqual([
       ['Page one.', 1, 0],
       ['Page two.', 2, 11],
@@ -101,14 +100,7 @@ describe('chunkText', () => {
   });
 
   it('makes no chunk of a page or a paragraph of invisible characters alone', () => {
-    const extracted: ExtractedText = {
-      format: 'prose',
-      sections: [
-        { text: 'Page one.\n\n\u200b\u200c', page: 1 },
-        { text: '\u200b\u2060\ufeff', page: 2 },
-        { text: 'Page three.', page: 3 },
-      ],
-    };
+    const extracted = pages('Page one.\n\n\u200b\u200c', '\u200b\u2060\ufeff', 'Page three.');
     const chunks = chunkText(extracted, words, options);
     expect(chunks.map((c) => [c.content, c.page])).toEqual([
       ['Page one.', 1],
