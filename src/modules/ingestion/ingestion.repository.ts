@@ -50,6 +50,37 @@ const RUN_ENDED = `(SELECT clock_timestamp() AS at) ended`;
 const INSERT_BATCH = 5_000;
 const INSERT_BATCH_VECTOR_VALUES = 400_000;
 
+/**
+ * A batch of a document's chunks with their postings and the terms' document frequencies, in one
+ * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
+ * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
+ * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration.
+ */
+const INSERT_CHUNKS = `WITH input AS (
+     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding)
+   ), analysed AS (
+     SELECT input.*, to_tsvector($11::regconfig, input.content) AS lexemes FROM input
+   ), inserted AS (
+     INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
+                         length, embedding)
+     SELECT a.id, $1, $2, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
+            coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
+            a.embedding::vector
+       FROM analysed a
+     RETURNING seq, id, length
+   ), postings AS (
+     INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+     SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
+       FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
+   ), term_counts AS (
+     INSERT INTO term_stats AS t (dataset_seq, term, df)
+     SELECT $2, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
+     ON CONFLICT (dataset_seq, term)
+     DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')
+   )
+   SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`;
+
 @Injectable()
 export class IngestionRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -169,8 +200,9 @@ export class IngestionRepository {
   }
 
   /**
-   * Inserts the chunks, their postings and the terms' document frequencies, a batch of chunks a
-   * statement (see `INSERT_BATCH`), in the caller's transaction. Returns the total length added.
+   * Inserts the chunks, their postings and the terms' document frequencies (`INSERT_CHUNKS`), a batch
+   * of chunks a statement (see `INSERT_BATCH`), in the caller's transaction. Returns the total length
+   * added.
    */
   private async insertChunks(
     tx: Tx,
@@ -186,75 +218,23 @@ export class IngestionRepository {
       : INSERT_BATCH;
     let total = 0;
     for (let first = 0; first < chunks.length; first += batch) {
-      const last = Math.min(chunks.length, first + batch);
-      total += await this.insertChunkBatch(
-        tx,
+      const part = chunks.slice(first, first + batch);
+      const [result] = await tx.query<{ total: number }[]>(INSERT_CHUNKS, [
         documentId,
         datasetSeq,
+        part.map(() => newId('chk')),
+        part.map((_, i) => first + i),
+        part.map((c) => c.content),
+        part.map((c) => c.tokenCount),
+        part.map((c) => c.page ?? null),
+        part.map((c) => c.charStart),
+        part.map((c) => c.charEnd),
+        part.map((_, i) => (vectors ? (toSql(vectors[first + i]) as string) : null)),
         language,
-        chunks.slice(first, last),
-        vectors?.slice(first, last) ?? null,
-        first,
-      );
+      ]);
+      total += result.total;
     }
     return total;
-  }
-
-  /**
-   * Chunks with their postings and the terms' document frequencies, in one statement; the first is the
-   * document's chunk `firstOrdinal`. The dataset's text search configuration turns each chunk into
-   * lexemes (stemmed, stop words dropped); a lexeme's tf is its number of positions, and a chunk's BM25
-   * length the sum of its tfs.
-   */
-  private async insertChunkBatch(
-    tx: Tx,
-    documentId: string,
-    datasetSeq: string,
-    language: string,
-    chunks: Chunk[],
-    vectors: number[][] | null,
-    firstOrdinal: number,
-  ): Promise<number> {
-    const [result] = await tx.query<{ total: number }[]>(
-      `WITH input AS (
-         SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-                  AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding)
-       ), analysed AS (
-         SELECT input.*, to_tsvector($11::regconfig, input.content) AS lexemes FROM input
-       ), inserted AS (
-         INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
-                             length, embedding)
-         SELECT a.id, $1, $2, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
-                coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
-                a.embedding::vector
-           FROM analysed a
-         RETURNING seq, id, length
-       ), postings AS (
-         INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-         SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
-           FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
-       ), term_counts AS (
-         INSERT INTO term_stats AS t (dataset_seq, term, df)
-         SELECT $2, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
-         ON CONFLICT (dataset_seq, term)
-         DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')
-       )
-       SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`,
-      [
-        documentId,
-        datasetSeq,
-        chunks.map(() => newId('chk')),
-        chunks.map((_, i) => firstOrdinal + i),
-        chunks.map((c) => c.content),
-        chunks.map((c) => c.tokenCount),
-        chunks.map((c) => c.page ?? null),
-        chunks.map((c) => c.charStart),
-        chunks.map((c) => c.charEnd),
-        chunks.map((_, i) => (vectors ? (toSql(vectors[i]) as string) : null)),
-        language,
-      ],
-    );
-    return result.total;
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
