@@ -19,6 +19,13 @@ describe('Errors and transport', () => {
   const post = () => t.http.post('/v1/datasets').set(bearer(key));
   const postEncoded = (encoding: string, body: string) =>
     post().set('Content-Type', 'application/json').set('Content-Encoding', encoding).send(body);
+  /** A body as the bytes are: supertest would serialise a Buffer as JSON. */
+  const postBytes = (type: string, body: Buffer) =>
+    fetch(`${t.url}/v1/datasets`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key.api_key}`, 'Content-Type': type },
+      body,
+    });
 
   it('answers 400 invalid_json for a malformed body', async () => {
     const response = await post().set('Content-Type', 'application/json').send('{"name": ').expect(400);
@@ -33,11 +40,7 @@ describe('Errors and transport', () => {
     // "Café" in Latin-1: 0xE9 begins no UTF-8 sequence (it was read as U+FFFD and stored, with 201).
     const latin1 = Buffer.concat([Buffer.from('{"name": "Caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
     for (const type of ['application/json', 'application/json; charset=utf-8']) {
-      const response = await fetch(`${t.url}/v1/datasets`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key.api_key}`, 'Content-Type': type },
-        body: latin1, // as the bytes are: supertest would serialise a Buffer as JSON
-      });
+      const response = await postBytes(type, latin1);
       expect(response.status).toBe(400);
       expect(await response.json()).toEqual({
         error: 'The request body is not valid JSON',
@@ -50,16 +53,10 @@ describe('Errors and transport', () => {
   });
 
   it('takes UTF-8 holding U+FFFD itself, and UTF-16 declared as such', async () => {
-    const send = (type: string, body: Buffer) =>
-      fetch(`${t.url}/v1/datasets`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key.api_key}`, 'Content-Type': type },
-        body,
-      });
-    const replacement = await send('application/json', Buffer.from('{"name": "Sent as \ufffd"}'));
+    const replacement = await postBytes('application/json', Buffer.from('{"name": "Sent as \ufffd"}'));
     expect(replacement.status).toBe(201);
     expect(((await replacement.json()) as { name: string }).name).toBe('Sent as \ufffd');
-    const utf16 = await send(
+    const utf16 = await postBytes(
       'application/json; charset=utf-16le',
       Buffer.from('{"name": "Sent in UTF-16"}', 'utf16le'),
     );
