@@ -299,6 +299,7 @@ describe('Keyword search (BM25)', () => {
     ['an unknown field', { query: 'cell', extra: 1 }, 'validation_error'],
     ['a query with U+0000', { query: 'cell\u0000' }, 'validation_error'],
     ['a whitespace-only query', { query: ' \t\n ' }, 'validation_error'],
+    ['a query of invisible characters alone', { query: '\u200b\ufeff\u2060' }, 'validation_error'],
     ['limit as a string', { query: 'cell', limit: '5' }, 'validation_error'],
     ['limit as a boolean', { query: 'cell', limit: true }, 'validation_error'],
     ['an unknown field named constructor', { query: 'cell', constructor: 1 }, 'validation_error'],
@@ -347,6 +348,7 @@ describe('Keyword search (BM25)', () => {
       ['no queries', { queries: [] }, 'validation_error'],
       ['an empty query', { queries: ['ok', ''] }, 'validation_error'],
       ['a whitespace-only query', { queries: ['ok', '  '] }, 'validation_error'],
+      ['an invisible query', { queries: ['ok', '\u200b'] }, 'validation_error'],
       ['a 1,001-character query', { queries: ['ok', 'y'.repeat(1001)] }, 'query_too_long'],
       ['queries that is not a list', { queries: 'cell' }, 'validation_error'],
     ])('answers 400 for %s with %s', async (_case, body, code) => {

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
-import { codePointCount, stringIssue } from 'src/common/validation/json-value.js';
+import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
@@ -189,7 +189,7 @@ export class SearchService {
   private queryIssue(query: string, field: string): AppError | null {
     const characters = codePointCount(query);
     if (characters > SEARCH_LIMITS.queryCharacters) return SearchErrors.queryTooLong(field, characters);
-    const issue = stringIssue(query) ?? (query.trim() === '' ? 'must not be empty or whitespace only' : null);
+    const issue = stringIssue(query) ?? (isVisibleText(query) ? null : 'must contain visible text');
     return issue ? CommonErrors.validation([{ field, issue }]) : null;
   }
 
