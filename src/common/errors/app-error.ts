@@ -1,9 +1,22 @@
+import zlib from 'node:zlib';
+
 /**
  * An error the API reports to its client: HTTP status, stable machine code, human message and optional
  * details. Modules declare their own codes (see `*.errors.ts`); the global filter turns any AppError into
  * the contract's body `{ error, code, details? }`.
  */
 export type ErrorDetails = Record<string, unknown>;
+
+/**
+ * The content codings a JSON body may come in: those body-parser decodes on this Node.js (it decodes
+ * zstd where zlib has it, from Node.js 22.15).
+ */
+export const REQUEST_CODINGS: readonly string[] = [
+  'gzip',
+  'deflate',
+  'br',
+  ...('createZstdDecompress' in zlib ? ['zstd'] : []),
+];
 
 export class AppError extends Error {
   constructor(
@@ -103,8 +116,8 @@ export const CommonErrors = {
     new AppError(
       415,
       'unsupported_media_type',
-      `Content-Encoding ${received} is not supported; send the body as it is, or in one of gzip, deflate, br`,
-      { content_encoding: received ?? null, allowed: ['identity', 'gzip', 'deflate', 'br'] },
+      `Content-Encoding ${received} is not supported; send the body as it is, or in one of ${REQUEST_CODINGS.join(', ')}`,
+      { content_encoding: received ?? null, allowed: ['identity', ...REQUEST_CODINGS] },
     ),
   idempotencyKeyReused: () =>
     new AppError(
