@@ -10,7 +10,6 @@ import {
   lockDatasetChunks,
   removeDocumentChunks,
 } from 'src/modules/datasets/chunk-statistics.js';
-import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
 import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
 
@@ -86,12 +85,11 @@ export class IngestionRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * The document and its dataset, if this run is still the current one and still processing (null when
-   * either is gone).
+   * The document and its content, if this run is still the current one and still processing (null when
+   * it is gone, with its dataset or alone). A document is deleted with its dataset, and one statement
+   * sees both or neither; a deletion after it is caught by `index`, which then writes nothing.
    */
-  async loadRun(
-    run: Run,
-  ): Promise<{ document: DocumentEntity; dataset: DatasetEntity; content: Buffer } | null> {
+  async loadRun(run: Run): Promise<{ document: DocumentEntity; content: Buffer } | null> {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
       `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, s.content
          FROM documents d JOIN document_sources s ON s.document_id = d.id
@@ -99,9 +97,8 @@ export class IngestionRepository {
       [run.documentId, run.generation],
     );
     if (!row) return null;
-    // The dataset may have been deleted, with the document, since the row was read.
-    const dataset = await this.db.getRepository(DatasetEntity).findOneBy({ id: row.datasetId });
-    return dataset ? { document: row, dataset, content: row.content } : null;
+    const { content, ...document } = row;
+    return { document, content };
   }
 
   /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */

@@ -11,8 +11,7 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 
 const run = { documentId: 'doc_1', generation: 2 };
 const loaded = {
-  document: { id: 'doc_1', kind: 'text' },
-  dataset: { id: 'ds_1' },
+  document: { id: 'doc_1', datasetId: 'ds_1', kind: 'text' },
   content: Buffer.from('text'),
 };
 

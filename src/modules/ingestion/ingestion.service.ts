@@ -30,7 +30,7 @@ export class IngestionService {
   async process(run: Run): Promise<void> {
     const loaded = await this.repository.loadRun(run);
     if (!loaded) return;
-    const { document, dataset, content } = loaded;
+    const { document, content } = loaded;
     try {
       await this.repository.setProgress(run, 'extraction', STAGE_START.extraction);
       const extracted = await this.extraction.extract(document.kind, content);
@@ -49,11 +49,11 @@ export class IngestionService {
       }
 
       await this.repository.setProgress(run, 'indexing', STAGE_START.indexing);
-      const elapsed = await this.repository.index(run, dataset.id, chunks, embeddings);
+      const elapsed = await this.repository.index(run, document.datasetId, chunks, embeddings);
       if (elapsed === null) return;
       this.events.emit('document.processed', {
         document_id: document.id,
-        dataset_id: dataset.id,
+        dataset_id: document.datasetId,
         chunks_created: chunks.length,
         processing_time_ms: elapsed,
         status: 'ready',
