@@ -57,6 +57,16 @@ describe('PostingsCache', () => {
     expect(cache.size).toBe(2);
     expect(cache.get('1', 'a', '2')).toBe(newer);
   });
+
+  it('keeps the newer version when a query of an older snapshot reads a term', () => {
+    const cache = new PostingsCache(10);
+    const newer = postings(2);
+    cache.set('1', 'a', '9', newer);
+    expect(cache.get('1', 'a', '8')).toBeUndefined();
+    cache.set('1', 'a', '8', postings(4));
+    expect(cache.get('1', 'a', '9')).toBe(newer);
+    expect(cache.size).toBe(2);
+  });
 });
 
 describe('unpackPostings', () => {

@@ -56,15 +56,20 @@ export class PostingsCache {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.drop(key, entry);
-    if (entry.version !== version) return undefined;
+    const current = entry.version === version;
+    // An entry older than the version asked for is stale for good; a newer one is kept for the next
+    // query (this one's snapshot began before the term last changed).
+    if (!current && isOlder(entry.version, version)) return undefined;
     this.keep(key, entry);
-    return entry.postings;
+    return current ? entry.postings : undefined;
   }
 
+  /** Keeps a term's postings as read at `version`, unless a newer version of them is held. */
   set(datasetSeq: string, term: string, version: string, postings: Postings): void {
     if (postings.chunks.length > this.capacity) return;
     const key = keyOf(datasetSeq, term);
     const previous = this.entries.get(key);
+    if (previous && isOlder(version, previous.version)) return;
     if (previous) this.drop(key, previous);
     for (const [oldest, entry] of this.entries) {
       if (this.held + postings.chunks.length <= this.capacity) break;
@@ -82,6 +87,11 @@ export class PostingsCache {
     this.entries.delete(key);
     this.held -= entry.postings.chunks.length;
   }
+}
+
+/** Versions come from one sequence (`term_stats_version`), as the text of a bigint. */
+function isOlder(version: string, than: string): boolean {
+  return BigInt(version) < BigInt(than);
 }
 
 function keyOf(datasetSeq: string, term: string): string {
