@@ -27,8 +27,9 @@ export interface LegHit {
 interface TermRow {
   term: string;
   version: string;
-  /** The dataset's chunk count and total chunk length (BM25's N and the sum behind avgdl). */
+  /** The dataset's chunk count: BM25's N. */
   n: number;
+  /** The dataset's total chunk length, the sum behind BM25's average chunk length. */
   total: number;
 }
 
@@ -245,6 +246,7 @@ export class SearchRepository {
       ));
     const ranked = rank(terms!)(limit).ranked;
     const rows = await this.chunks(
+      datasetSeq,
       ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
       deadline,
     );
@@ -362,6 +364,7 @@ export class SearchRepository {
         byDataset.set(datasetSeq, terms);
       }
       for (const [datasetSeq, terms] of byDataset) {
+        if (stop()) break;
         for (const row of await this.readPostings(read, datasetSeq, terms)) {
           postings += this.remember(datasetSeq, row).chunks.length;
         }
@@ -514,14 +517,14 @@ export class SearchRepository {
     return chunks;
   }
 
-  /** The chunks' rows, with their document's id and metadata. */
-  async chunks(seqs: string[], deadline?: AbortSignal): Promise<Map<string, ChunkRow>> {
+  /** The dataset's chunks' rows, with their document's id and metadata. */
+  async chunks(datasetSeq: string, seqs: string[], deadline?: AbortSignal): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
     const rows = await this.reader(deadline)<ChunkRow>(
       `SELECT ${CHUNK_COLUMNS}, d.metadata
          FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE c.seq = ANY($1::bigint[])`,
-      [seqs],
+        WHERE c.seq = ANY($2::bigint[]) AND c.dataset_seq = $1`,
+      [datasetSeq, seqs],
     );
     return new Map(rows.map((row) => [row.seq, row]));
   }

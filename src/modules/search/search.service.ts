@@ -244,7 +244,7 @@ export class SearchService {
         : undefined,
     ]);
     let ranked = fuse({ semantic, keyword });
-    const read = (seqs: string[]) => this.repository.chunks(seqs, deadline);
+    const read = (seqs: string[]) => this.repository.chunks(dataset.seq, seqs, deadline);
 
     if (reranker) {
       const pool = await withRows(ranked, Math.max(options.limit, this.config.rerank.candidates), read);
