@@ -1,7 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
@@ -13,7 +12,6 @@ import {
   QueryResponseDto,
 } from 'src/modules/search/dto/search.dto.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
-import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 
 const SEARCH_ERRORS = {
@@ -30,25 +28,6 @@ const SEARCH_ERRORS = {
   503: ['embedding_unavailable'],
   504: ['query_timeout'],
 };
-
-/** Bounded parallelism: results in input order. */
-async function mapConcurrently<T, R>(
-  items: T[],
-  concurrency: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await task(items[index]);
-      }
-    }),
-  );
-  return results;
-}
 
 @ApiTags('search')
 @Controller('v1/mcp')
@@ -75,11 +54,7 @@ export class SearchController {
   ): Promise<QueryResponseDto> {
     const early = request.earlyQueryVector;
     const started = early?.startedAt ?? performance.now();
-    this.search.checkQuery(body.query, 'query');
-    const results = await this.search.withinDeadline(async (deadline) => {
-      const prepared = await this.search.prepare(caller, body.dataset_id, body, [body.query], early);
-      return this.search.search(prepared, body.query, body, deadline);
-    });
+    const results = await this.search.query(caller, body, early);
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 
@@ -100,25 +75,16 @@ export class SearchController {
     @Body() body: BatchQueryDto,
   ): Promise<BatchQueryResponseDto> {
     const started = performance.now();
-    if (body.queries.length > SEARCH_LIMITS.batchQueries)
-      throw SearchErrors.tooManyQueries(body.queries.length);
-    if (body.queries.length === 0)
-      throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
-    body.queries.forEach((query, i) => this.search.checkQuery(query, `queries[${i}]`));
-    const results = await this.search.withinDeadline(async (deadline) => {
-      const prepared = await this.search.prepare(caller, body.dataset_id, body, body.queries);
-      return mapConcurrently(body.queries, this.search.batchConcurrency(), async (query) => ({
-        query,
-        results: (await this.search.search(prepared, query, body, deadline)).map(
-          ({ chunk_id, content, score, ...rest }) => ({
-            chunk_id,
-            content,
-            score,
-            ...(body.explain ? withoutDocumentFields(rest) : {}),
-          }),
-        ),
-      }));
-    });
+    const answers = await this.search.batch(caller, body);
+    const results = answers.map(({ query, results }) => ({
+      query,
+      results: results.map(({ chunk_id, content, score, ...rest }) => ({
+        chunk_id,
+        content,
+        score,
+        ...(body.explain ? withoutDocumentFields(rest) : {}),
+      })),
+    }));
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 }

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
+import { mapConcurrently } from 'src/common/async/concurrency.js';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
@@ -8,7 +9,12 @@ import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import type { SearchMode, SearchResultDto } from 'src/modules/search/dto/search.dto.js';
+import type {
+  BatchQueryDto,
+  QueryDto,
+  SearchMode,
+  SearchResultDto,
+} from 'src/modules/search/dto/search.dto.js';
 import type { EarlyVector } from 'src/modules/search/early-query-embedding.js';
 import { compileFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
@@ -106,6 +112,37 @@ export class SearchService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** One query's results: the query checked, then searched within the deadline (`withinDeadline`). */
+  async query(caller: Principal, request: QueryDto, early?: EarlyVector): Promise<SearchResultDto[]> {
+    this.checkQuery(request.query, 'query');
+    return this.withinDeadline(async (deadline) => {
+      const prepared = await this.prepare(caller, request.dataset_id, request, [request.query], early);
+      return this.search(prepared, request.query, request, deadline);
+    });
+  }
+
+  /**
+   * Each query's results, in the queries' order: all checked first, then searched together within
+   * one deadline, `SEARCH_BATCH_CONCURRENCY` at a time.
+   */
+  async batch(
+    caller: Principal,
+    request: BatchQueryDto,
+  ): Promise<{ query: string; results: SearchResultDto[] }[]> {
+    const { queries } = request;
+    if (queries.length > SEARCH_LIMITS.batchQueries) throw SearchErrors.tooManyQueries(queries.length);
+    if (queries.length === 0)
+      throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
+    queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
+    return this.withinDeadline(async (deadline) => {
+      const prepared = await this.prepare(caller, request.dataset_id, request, queries);
+      return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => ({
+        query,
+        results: await this.search(prepared, query, request, deadline),
+      }));
+    });
+  }
+
   /**
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
    * reading the chunks, else 504 query_timeout. At the deadline `work`'s signal aborts, which cancels
@@ -113,7 +150,7 @@ export class SearchService {
    * timeout is the backstop. It aborts as well when `work` fails: the rest of a batch whose answer
    * is already an error stops too.
    */
-  async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+  private async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
     const timeoutMs = this.config.search.timeoutMs;
     const deadline = new AbortController();
     // One listener for each statement under way, and a batch runs several queries of two legs each.
@@ -127,10 +164,6 @@ export class SearchService {
       deadline.abort(error);
       return error;
     });
-  }
-
-  batchConcurrency(): number {
-    return this.config.search.batchConcurrency;
   }
 
   /**
@@ -181,7 +214,7 @@ export class SearchService {
   }
 
   /** 400 for a query the service does not take (the DTO checks that it is a string). */
-  checkQuery(query: string, field: string): void {
+  private checkQuery(query: string, field: string): void {
     const issue = this.queryIssue(query, field);
     if (issue) throw issue;
   }
@@ -197,7 +230,7 @@ export class SearchService {
    * One query of a prepared search (`prepare` checked it and started its embedding). Its statements
    * are cancelled when `deadline` aborts.
    */
-  async search(
+  private async search(
     prepared: PreparedSearch,
     query: string,
     options: SearchOptions,
