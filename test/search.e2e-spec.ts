@@ -388,6 +388,13 @@ describe('Filters', () => {
         ...(i % 10 === 0 ? { reviewed: true } : {}),
         // Keys that class-transformer would leave out of a copied object.
         ...(i === 0 ? { toString: 'yes', valueOf: 'v' } : {}),
+        // Nested metadata, reached by dotted names; and one top-level key whose name holds a dot.
+        author: {
+          name: i < 3 ? 'Ada' : 'Grace',
+          born: 1900 + i,
+          ...(i === 7 ? { langs: ['en', 'fr'] } : {}),
+        },
+        ...(i === 8 ? { 'release.channel': 'beta' } : i === 9 ? { release: { channel: 'beta' } } : {}),
       },
     }));
     await ingest(t, key, datasetId, docs);
@@ -413,6 +420,15 @@ describe('Filters', () => {
     ['a number in an array', { editions: { $gte: 158 } }, [58, 59]],
     ['a number in an array, either element', { editions: { $lt: 2 } }, [0, 1]],
     ['a string in an array', { tags: { $gt: 'p' }, year: { $lt: 2006 } }, [0, 2, 4]],
+    ['a nested field', { 'author.name': 'Ada' }, [0, 1, 2]],
+    ['a nested field with $in', { 'author.born': { $in: [1905, 1906] } }, [5, 6]],
+    ['a nested field compared', { 'author.born': { $gte: 1957 } }, [57, 58, 59]],
+    ['a nested array', { 'author.langs': 'fr' }, [7]],
+    ['a nested field that exists', { 'author.langs': { $exists: true } }, [7]],
+    ['a nested field with $ne', { 'author.name': { $ne: 'Grace' }, year: { $lt: 2010 } }, [0, 1, 2]],
+    ['a dotted key, top-level or nested', { 'release.channel': 'beta' }, [8, 9]],
+    ['a dotted key that exists either way', { 'release.channel': { $exists: true } }, [8, 9]],
+    ['a dotted key compared either way', { 'release.channel': { $gte: 'b' } }, [8, 9]],
   ])('filters by %s', async (_case, filters, expected) => {
     const response = await search(filters).expect(200);
     expect(numbers(response.body.results as Result[])).toEqual(expected);
@@ -440,6 +456,14 @@ describe('Filters', () => {
   ])('answers 400 invalid_filter naming the field for %j', async (filters, field) => {
     const response = await search(filters).expect(400);
     expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
+  });
+
+  it('answers 400 invalid_filter pointing to dotted names for a nested object given as a filter', async () => {
+    const response = await search({ author: { name: 'Ada' } }).expect(400);
+    expect(response.body).toMatchObject({
+      code: 'invalid_filter',
+      details: { field: 'author', issue: expect.stringContaining('"author.name"') },
+    });
   });
 
   it('answers 400 invalid_filter for a number beyond double precision, which JSON.parse makes Infinity', async () => {

@@ -1,5 +1,5 @@
 import { jsonValueIssue, stringIssue } from 'src/common/validation/json-value.js';
-import { isPlainObject } from 'src/common/validation/metadata.js';
+import { isPlainObject, METADATA_LIMITS } from 'src/common/validation/metadata.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 
 /**
@@ -7,7 +7,7 @@ import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js
  * are all bound parameters: nothing from a filter is ever spliced into SQL text, field names included.
  *
  * `{"category": "guide"}` is equality; an array field (such as `tags`) matches when it contains the
- * value. Per field, an object of operators: `$eq $ne $gt $gte $lt $lte $in $nin $exists`; and `$and` /
+ * value; a dotted name (`author.name`) also reaches into nested objects (see `paths`). Per field, an object of operators: `$eq $ne $gt $gte $lt $lte $in $nin $exists`; and `$and` /
  * `$or` over lists of filters. Comparisons order numbers as numbers and strings as strings (ISO dates
  * compare correctly); a value of another type does not match.
  */
@@ -83,7 +83,7 @@ class FilterCompiler {
         case '$exists':
           if (typeof value !== 'boolean')
             throw SearchErrors.invalidFilter(field, '$exists takes true or false');
-          return `${value ? '' : 'NOT '}(d.metadata ? ${this.bind(field)})`;
+          return `${value ? '' : 'NOT '}${this.exists(field)}`;
         case '$gt':
         case '$gte':
         case '$lt':
@@ -92,7 +92,9 @@ class FilterCompiler {
         default:
           throw SearchErrors.invalidFilter(
             field,
-            `unknown operator "${operator}"; use one of ${OPERATORS.join(' ')}`,
+            operator.startsWith('$')
+              ? `unknown operator "${operator}"; use one of ${OPERATORS.join(' ')}`
+              : `"${operator}" is not an operator (one of ${OPERATORS.join(' ')}); a nested field is named with dots: "${field}.${operator}"`,
           );
       }
     });
@@ -101,11 +103,23 @@ class FilterCompiler {
     return `(${parts.join(' AND ')})`;
   }
 
-  /** The field equals the value, or is an array that contains it; both forms use the GIN index. */
+  /**
+   * The field equals the value, or is an array that contains it, at any of its paths; every form is a
+   * containment, which the GIN index serves.
+   */
   private equals(field: string, value: FilterValue): string {
-    const scalarForm = this.bind(JSON.stringify({ [field]: value }));
-    const arrayForm = this.bind(JSON.stringify({ [field]: [value] }));
-    return `(d.metadata @> ${scalarForm}::jsonb OR d.metadata @> ${arrayForm}::jsonb)`;
+    const forms = paths(field).flatMap((path) => [nested(path, value), nested(path, [value])]);
+    return `(${forms.map((form) => `d.metadata @> ${this.bind(JSON.stringify(form))}::jsonb`).join(' OR ')})`;
+  }
+
+  /** The field is present at any of its paths. */
+  private exists(field: string): string {
+    const tests = paths(field).map((path) =>
+      path.length === 1
+        ? `d.metadata ? ${this.bind(path[0])}`
+        : `d.metadata #> ${this.bind(path)}::text[] IS NOT NULL`,
+    );
+    return `(${tests.join(' OR ')})`;
   }
 
   /**
@@ -116,7 +130,6 @@ class FilterCompiler {
   private compare(field: string, operator: string, value: unknown): string {
     if (typeof value !== 'number' && typeof value !== 'string')
       throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
-    const key = this.bind(field);
     const bound = this.bind(checkValue(field, value));
     const type = typeof value === 'number' ? 'number' : 'string';
     // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
@@ -124,13 +137,36 @@ class FilterCompiler {
       type === 'number'
         ? `CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json} #>> '{}')::numeric ${operator} ${bound}::numeric ELSE false END`
         : `(jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ${operator} ${bound}::text COLLATE "C")`;
-    const fieldValue = `(d.metadata -> ${key})`;
-    return (
-      `(CASE WHEN jsonb_typeof(${fieldValue}) = 'array' ` +
-      `THEN EXISTS (SELECT FROM jsonb_array_elements(${fieldValue}) AS element WHERE ${holds('element')}) ` +
-      `ELSE ${holds(fieldValue)} END)`
-    );
+    const tests = paths(field).map((path) => {
+      const fieldValue =
+        path.length === 1
+          ? `(d.metadata -> ${this.bind(path[0])})`
+          : `(d.metadata #> ${this.bind(path)}::text[])`;
+      return (
+        `(CASE WHEN jsonb_typeof(${fieldValue}) = 'array' ` +
+        `THEN EXISTS (SELECT FROM jsonb_array_elements(${fieldValue}) AS element WHERE ${holds('element')}) ` +
+        `ELSE ${holds(fieldValue)} END)`
+      );
+    });
+    return tests.length === 1 ? tests[0] : `(${tests.join(' OR ')})`;
   }
+}
+
+/**
+ * Where a field name points in the metadata: the top-level key of that name and, for a dotted name,
+ * the nested path its dots spell as well (`author.name`: the key `name` of the object under `author`),
+ * as Elasticsearch and MongoDB read dotted names; a top-level key whose name holds dots still matches.
+ * A path that is longer than metadata can nest, or has an empty step (`a..b`), is the key alone.
+ */
+function paths(field: string): string[][] {
+  const steps = field.split('.');
+  const nestable = steps.length > 1 && steps.length <= METADATA_LIMITS.maxDepth && !steps.includes('');
+  return nestable ? [[field], steps] : [[field]];
+}
+
+/** `value` under the path, as a JSON object to test containment with: `{"a": {"b": value}}`. */
+function nested(path: string[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
 }
 
 /**

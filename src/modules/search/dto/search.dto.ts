@@ -23,7 +23,8 @@ const FILTERS_DOC = {
   additionalProperties: true,
   description:
     'Metadata filters, at most 10 fields. `{"category": "guide"}` is equality (an array field such as tags matches when it ' +
-    'contains the value). Operators per field: $eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or.',
+    'contains the value); a dotted name such as `author.name` reaches into nested metadata. Operators per field: ' +
+    '$eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or.',
   example: { category: 'guide', tags: { $in: ['setup', 'linux'] }, year: { $gte: 2024 } },
 } as const;
 
