@@ -920,6 +920,8 @@ describe('Reranking through a Cohere-compatible API', () => {
   let answer = preferShort;
   /** The `model` of the last request the API was sent. */
   let modelAsked: unknown;
+  /** While set, the API holds its answers, and says when the service gave one up. */
+  let holding: { gaveUp(): void } | null = null;
   let server: Server;
   let t: TestApp;
   let key: CreatedKey;
@@ -932,6 +934,11 @@ describe('Reranking through a Cohere-compatible API', () => {
       request.on('end', () => {
         const { documents, model } = JSON.parse(body) as { documents: string[]; model: unknown };
         modelAsked = model;
+        if (holding) {
+          const held = holding;
+          response.on('close', () => held.gaveUp());
+          return;
+        }
         response
           .writeHead(200, { 'Content-Type': 'application/json' })
           .end(JSON.stringify({ results: answer(documents) }));
@@ -943,6 +950,8 @@ describe('Reranking through a Cohere-compatible API', () => {
       RERANK_PROVIDER: 'http',
       RERANK_MODEL: 'rerank-english-v3.0',
       RERANK_BASE_URL: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      // Below the rerank request's own 5 s limit, so that the deadline is what ends a held request.
+      SEARCH_TIMEOUT_MS: '1500',
     });
     key = await t.createApiKey();
     datasetId = await createDataset(t.http, key);
@@ -953,6 +962,7 @@ describe('Reranking through a Cohere-compatible API', () => {
   });
   afterEach(() => {
     answer = preferShort;
+    holding = null;
   });
   afterAll(async () => {
     await t.close();
@@ -990,6 +1000,16 @@ describe('Reranking through a Cohere-compatible API', () => {
     answer = bad;
     const response = await rerank().expect(502);
     expect(response.body.code).toBe('rerank_failed');
+  });
+
+  it('gives the rerank request up at the deadline, answering 504 query_timeout', async () => {
+    let gaveUpAt = Infinity;
+    holding = { gaveUp: () => (gaveUpAt = performance.now()) };
+    const response = await rerank().expect(504);
+    const answeredAt = performance.now();
+    expect(response.body.code).toBe('query_timeout');
+    await until(() => gaveUpAt < Infinity, 1_000); // the request's own limit would be 3.5 s later
+    expect(gaveUpAt - answeredAt).toBeLessThan(1_000);
   });
 });
 

@@ -12,6 +12,7 @@ const { ThreadPool, ThreadTimeoutError } = (await import(
 
 type Request =
   | { op: 'echo'; value: unknown }
+  | { op: 'count' }
   | { op: 'busy'; ms: number }
   | { op: 'throw'; message: string }
   | { op: 'exit' }
@@ -47,6 +48,24 @@ describe('WorkerThread', () => {
       await expect(thread.call({ op: 'echo', value: () => 1 })).rejects.toThrow(/could not be cloned/);
       expect(await thread.call({ op: 'echo', value: 'still here' })).toBe('still here');
       expect(failures).toEqual([]);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('drops a request still waiting when its signal aborts, and never runs it; one under way runs', async () => {
+    const thread = await start();
+    try {
+      const gaveUp = new AbortController();
+      const running = thread.call({ op: 'busy', ms: 200 }, gaveUp.signal);
+      const waiting = thread.call({ op: 'count' }, gaveUp.signal);
+      const kept = thread.call({ op: 'count' }, new AbortController().signal);
+      gaveUp.abort(new Error('past the deadline'));
+      await expect(waiting).rejects.toThrow('past the deadline');
+      expect(await running).toBe('done');
+      expect(await kept).toBe(1); // the dropped request never ran
+      await expect(thread.call({ op: 'count' }, gaveUp.signal)).rejects.toThrow('past the deadline');
+      expect(await thread.call({ op: 'count' })).toBe(2);
     } finally {
       await thread.close();
     }

@@ -12,11 +12,16 @@ await serveRequests(async () => {
   return { info: { threadId }, handle };
 });
 
+/** Requests of op `count` this thread has run. */
+let counted = 0;
+
 /** Answers a request of test/worker-thread.e2e-spec.ts. */
 function handle(request) {
   switch (request.op) {
     case 'echo':
       return request.value;
+    case 'count':
+      return ++counted;
     case 'thread':
       return threadId;
     case 'alloc': {

@@ -122,10 +122,36 @@ export class WorkerThread<Request, Reply, Info = void> {
     return this.failure === null && this.running.size === 0 && this.queue.length === 0;
   }
 
-  call(request: Request): Promise<Reply> {
+  /**
+   * The thread's reply to `request`. When `signal` aborts while the request still waits here, it is
+   * dropped, rejected with the signal's reason, and never run: whoever asked has given up (a search
+   * past its deadline), and the thread's time goes to those still waiting. A request already sent
+   * to the thread runs to its end.
+   */
+  call(request: Request, signal?: AbortSignal): Promise<Reply> {
     if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(asError(signal.reason));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, request, resolve, reject });
+      const pending: Pending<Request, Reply> = { id: this.nextId++, request, resolve, reject };
+      if (signal) {
+        const abandon = () => {
+          const waiting = this.queue.indexOf(pending);
+          if (waiting >= 0) {
+            this.queue.splice(waiting, 1);
+            reject(asError(signal.reason));
+          }
+        };
+        signal.addEventListener('abort', abandon, { once: true });
+        pending.resolve = (reply) => {
+          signal.removeEventListener('abort', abandon);
+          resolve(reply);
+        };
+        pending.reject = (error) => {
+          signal.removeEventListener('abort', abandon);
+          reject(error);
+        };
+      }
+      this.queue.push(pending);
       this.next();
     });
   }
@@ -280,8 +306,9 @@ export class RestartingThread<Request, Reply, Info = void> {
     return this.thread?.idle ?? false;
   }
 
-  async call(request: Request): Promise<Reply> {
-    return (await this.live()).call(request);
+  /** As `WorkerThread.call`, once a thread is running. */
+  async call(request: Request, signal?: AbortSignal): Promise<Reply> {
+    return (await this.live()).call(request, signal);
   }
 
   /** Starts a new thread in the background when none is running (and none is being started). */

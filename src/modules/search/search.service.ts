@@ -116,7 +116,14 @@ export class SearchService {
   async query(caller: Principal, request: QueryDto, early?: EarlyVector): Promise<SearchResultDto[]> {
     this.checkQuery(request.query, 'query');
     return this.withinDeadline(async (deadline) => {
-      const prepared = await this.prepare(caller, request.dataset_id, request, [request.query], early);
+      const prepared = await this.prepare(
+        caller,
+        request.dataset_id,
+        request,
+        [request.query],
+        early,
+        deadline,
+      );
       return this.search(prepared, request.query, request, deadline);
     });
   }
@@ -135,7 +142,7 @@ export class SearchService {
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
     queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
     return this.withinDeadline(async (deadline) => {
-      const prepared = await this.prepare(caller, request.dataset_id, request, queries);
+      const prepared = await this.prepare(caller, request.dataset_id, request, queries, undefined, deadline);
       return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => ({
         query,
         results: await this.search(prepared, query, request, deadline),
@@ -180,7 +187,8 @@ export class SearchService {
 
   /**
    * The dataset, visible to the caller (public datasets to anyone), with the options checked (the
-   * queries were, by `checkQuery`). `early` is a query's embedding already under way.
+   * queries were, by `checkQuery`). `early` is a query's embedding already under way; the others
+   * are given up while they wait for the model once `deadline` aborts.
    * The queries' embeddings start while the dataset is looked up: the lookup is then off the critical
    * path of a search. A caller who turns out not to see the dataset has spent one embedding per
    * request, within its rate limit (docs/decisions.md).
@@ -191,6 +199,7 @@ export class SearchService {
     options: SearchOptions,
     queries: string[],
     early?: Pick<EarlyVector, 'query' | 'vector'>,
+    deadline?: AbortSignal,
   ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
@@ -198,7 +207,7 @@ export class SearchService {
     const embeds = options.mode !== 'keyword' && this.embedding.current() !== null;
     for (const query of embeds ? queries : []) {
       if (vectors.has(query)) continue;
-      const vector = early?.query === query ? early.vector : this.embedQuery(query);
+      const vector = early?.query === query ? early.vector : this.embedQuery(query, deadline);
       vector.catch(() => undefined); // not an unhandled rejection when the dataset is not found
       vectors.set(query, vector);
     }
@@ -256,7 +265,7 @@ export class SearchService {
               chunks: Number(dataset.chunkCount),
               dimensions: dataset.embeddingDimensions!,
             },
-            prepared.vectors.get(query) ?? this.embedQuery(query),
+            prepared.vectors.get(query) ?? this.embedQuery(query, deadline),
             options.filters,
             Math.max(MIN_CANDIDATES, depth),
             shown,
@@ -285,8 +294,13 @@ export class SearchService {
         .score(
           query,
           pool.map((entry) => entry.row.content),
+          deadline,
         )
-        .catch((error: unknown) => Promise.reject(SearchErrors.rerankFailed(String(error))));
+        .catch((error: unknown) =>
+          Promise.reject(
+            deadline?.aborted ? (deadline.reason as Error) : SearchErrors.rerankFailed(String(error)),
+          ),
+        );
       ranked = pool
         .map((entry, i) => ({ ...entry, rerank: probabilities[i], score: probabilities[i] }))
         .sort((x, y) => y.score - x.score);
@@ -319,11 +333,16 @@ export class SearchService {
     });
   }
 
-  private embedQuery(query: string): Promise<number[]> {
+  /** The query's vector; given up, failing with the deadline's reason, once `deadline` aborts. */
+  private embedQuery(query: string, deadline?: AbortSignal): Promise<number[]> {
     return this.embedding
       .current()!
-      .embedQuery(query)
-      .catch((error: unknown) => Promise.reject(SearchErrors.embeddingFailed(String(error))));
+      .embedQuery(query, deadline)
+      .catch((error: unknown) =>
+        Promise.reject(
+          deadline?.aborted ? (deadline.reason as Error) : SearchErrors.embeddingFailed(String(error)),
+        ),
+      );
   }
 
   /** Why the vector leg cannot run for this dataset, or null when it can. */

@@ -17,7 +17,8 @@ export interface EmbeddingProvider {
    */
   chunk(text: ExtractedText, options: ChunkingOptions): Promise<Chunk[]>;
   embedPassages(texts: string[]): Promise<number[][]>;
-  embedQuery(text: string): Promise<number[]>;
+  /** A query's vector; `signal` gives it up while it still waits for the model (see `WorkerThread.call`). */
+  embedQuery(text: string, signal?: AbortSignal): Promise<number[]>;
   /**
    * Whether a query embedded now would start at once, delaying no other: only then may a search
    * embed its query before its request has been checked (see EarlyQueryEmbedding). Absent where each

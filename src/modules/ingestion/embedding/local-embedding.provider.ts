@@ -28,8 +28,9 @@ function ask<Op extends keyof ModelOps>(
   thread: ModelThread,
   op: Op,
   request: ModelOps[Op]['request'],
+  signal?: AbortSignal,
 ): Promise<ModelOps[Op]['reply']> {
-  return thread.call({ op, ...request } as ModelRequest);
+  return thread.call({ op, ...request } as ModelRequest, signal);
 }
 
 const MODEL_SCRIPT = new URL('./embedding.worker.js', import.meta.url);
@@ -145,7 +146,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
    * background and the query runs alone in the passages' thread meanwhile; a process without one waits
    * for it.
    */
-  async embedQuery(text: string): Promise<number[]> {
+  async embedQuery(text: string, signal?: AbortSignal): Promise<number[]> {
     const input = `${/bge/i.test(this.model) ? BGE_QUERY_PREFIX : ''}${text}`;
     const queries = this.queries;
     let thread = queries ?? this.passages;
@@ -153,7 +154,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       queries.restart(); // in the background: the passages' thread runs this query meanwhile
       thread = this.passages;
     }
-    const [vector] = await ask(thread, 'embed', { texts: [input] });
+    const [vector] = await ask(thread, 'embed', { texts: [input] }, signal);
     return vector;
   }
 

@@ -54,17 +54,20 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     return vectors;
   }
 
-  async embedQuery(text: string): Promise<number[]> {
-    return (await this.request([text]))[0];
+  async embedQuery(text: string, signal?: AbortSignal): Promise<number[]> {
+    return (await this.request([text], signal))[0];
   }
 
-  private async request(input: string[]): Promise<number[][]> {
-    const response = await this.client.embeddings.create({
-      model: this.model,
-      input,
-      encoding_format: 'float',
-      ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}),
-    });
+  private async request(input: string[], signal?: AbortSignal): Promise<number[][]> {
+    const response = await this.client.embeddings.create(
+      {
+        model: this.model,
+        input,
+        encoding_format: 'float',
+        ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}),
+      },
+      { signal },
+    );
     return [...response.data].sort((a, b) => a.index - b.index).map((item) => l2Normalise(item.embedding));
   }
 }

@@ -6,7 +6,8 @@ import { RestartingThread } from 'src/common/threads/worker-thread.js';
 export interface Reranker {
   readonly name: string;
   readonly model: string;
-  score(query: string, passages: string[]): Promise<number[]>;
+  /** `signal` gives the scoring up: a run not yet begun never starts, a request is cancelled. */
+  score(query: string, passages: string[], signal?: AbortSignal): Promise<number[]>;
   close?(): Promise<void>;
 }
 
@@ -53,9 +54,9 @@ export class LocalCrossEncoder implements Reranker {
     return new LocalCrossEncoder(options.model, thread);
   }
 
-  score(query: string, passages: string[]): Promise<number[]> {
+  score(query: string, passages: string[], signal?: AbortSignal): Promise<number[]> {
     if (passages.length === 0) return Promise.resolve([]);
-    return this.thread.call({ query, passages });
+    return this.thread.call({ query, passages }, signal);
   }
 
   /** Lets a run under way finish, then stops the thread. */
@@ -75,7 +76,7 @@ export class HttpReranker implements Reranker {
     private readonly timeoutMs = 5_000,
   ) {}
 
-  async score(query: string, passages: string[]): Promise<number[]> {
+  async score(query: string, passages: string[], signal?: AbortSignal): Promise<number[]> {
     if (passages.length === 0) return [];
     const response = await fetch(`${this.baseUrl.replace(/\/+$/, '')}/v1/rerank`, {
       method: 'POST',
@@ -84,7 +85,9 @@ export class HttpReranker implements Reranker {
         ...(this.apiKey ? { Authorization: `Bearer ${this.apiKey}` } : {}),
       },
       body: JSON.stringify({ model: this.model, query, documents: passages, top_n: passages.length }),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal: signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)])
+        : AbortSignal.timeout(this.timeoutMs),
     });
     if (!response.ok) throw new Error(`rerank API answered ${response.status}`);
     return scoresOf(await response.json(), passages.length);
