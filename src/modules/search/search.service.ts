@@ -245,6 +245,8 @@ export class SearchService {
     options: SearchOptions,
     deadline?: AbortSignal,
   ): Promise<SearchResultDto[]> {
+    // A batch's later query, taken up after the deadline: nothing of it starts.
+    deadline?.throwIfAborted();
     const { dataset } = prepared;
     const { bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
