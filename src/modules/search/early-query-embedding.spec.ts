@@ -64,7 +64,7 @@ describe('A query embedded before its request is checked', () => {
     const early = { query: 'other', vector: Promise.resolve([9, 9]) };
     const prepared = await search.prepare(ANONYMOUS, 'ds_1', OPTIONS, ['energy'], early);
     await expect(prepared.vectors.get('energy')).resolves.toEqual([6, 0]);
-    expect(embedQuery).toHaveBeenCalledWith('energy');
+    expect(embedQuery).toHaveBeenCalledWith('energy', undefined); // no deadline given here
   });
 
   it.each([
