@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { type LegRequest, SearchRepository } from 'src/modules/search/search.repository.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { addDocument, createDataset } from './utils/documents.js';
@@ -19,7 +19,23 @@ describe('Keyword leg across concurrent writes', () => {
   let key: CreatedKey;
   let pool: pg.Pool;
   let datasetSeq: string;
-  const bm25 = { k1: 1.2, b: 0.75 };
+  /** The keyword leg of `legs` in the dataset: 5 candidates, all with their rows, unless `leg` says. */
+  const keyword = (
+    legs: SearchRepository,
+    query: string,
+    { seq = datasetSeq, ...leg }: Partial<LegRequest> & { seq?: string } = {},
+  ) =>
+    legs.keyword(
+      { seq, language: 'english' },
+      query,
+      { k1: 1.2, b: 0.75 },
+      {
+        filters: {},
+        candidates: 5,
+        shown: 5,
+        ...leg,
+      },
+    );
 
   beforeAll(async () => {
     t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
@@ -78,7 +94,7 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('ranks in one snapshot when a term moved on between its version and its postings', async () => {
     const quiet = repository();
-    const expected = await quiet.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    const expected = await keyword(quiet.repository, 'cell energy');
     expect(expected.length).toBe(3);
     // Without interference: one statement for the terms, one for their postings, one for the rows.
     expect(quiet.counts()).toEqual({ statements: 3, transactions: 0 });
@@ -88,7 +104,7 @@ describe('Keyword leg across concurrent writes', () => {
         datasetSeq,
       ]);
     const raced = repository({ statement: 2, run: bumpVersion });
-    const hits = await raced.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    const hits = await keyword(raced.repository, 'cell energy');
     expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
       expected.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
@@ -106,8 +122,8 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('reads nothing but the terms and the rows once the postings are in memory', async () => {
     const warm = repository();
-    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
-    await warm.repository.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    await keyword(warm.repository, 'cell energy');
+    await keyword(warm.repository, 'cell energy');
     expect(warm.counts()).toEqual({ statements: 5, transactions: 0 });
   });
 
@@ -124,7 +140,11 @@ describe('Keyword leg across concurrent writes', () => {
     );
     const { repository: legs } = repository();
     const query = Promise.resolve([1, 0, 0]);
-    const hits = await legs.semantic({ seq: datasetSeq, chunks: 3, dimensions: 3 }, query, {}, 50, 2);
+    const hits = await legs.semantic({ seq: datasetSeq, chunks: 3, dimensions: 3 }, query, {
+      filters: {},
+      candidates: 50,
+      shown: 2,
+    });
     expect(hits.map(({ chunkSeq }) => chunkSeq)).toEqual(rows.map(({ seq }) => seq));
     expect(hits.map(({ row }) => row?.metadata)).toEqual([{}, {}, undefined]);
     expect(hits.every(({ row }) => row && row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(
@@ -134,8 +154,8 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('gives the keyword leg rows for its best `shown` only, with their metadata', async () => {
     const { repository: legs } = repository();
-    const all = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
-    const best = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 1, bm25);
+    const all = await keyword(legs, 'cell energy');
+    const best = await keyword(legs, 'cell energy', { shown: 1 });
     expect(best.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
       all.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
@@ -145,10 +165,10 @@ describe('Keyword leg across concurrent writes', () => {
 
   it('scores the hits that pass a filter as the ranking scored them', async () => {
     const { repository: legs } = repository();
-    const ranked = await legs.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+    const ranked = await keyword(legs, 'cell energy');
     // A filter every document passes: the hits come from the filter's check, in rank order.
     const filters = { kind: { $exists: false } };
-    const checked = await legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, 5, bm25);
+    const checked = await keyword(legs, 'cell energy', { filters });
     expect(checked.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
       ranked.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
@@ -172,7 +192,7 @@ describe('Keyword leg across concurrent writes', () => {
     const [{ seq }] = (
       await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [datasetId])
     ).rows;
-    const quiet = await repository().repository.keyword(seq, 'english', 'cell', {}, 5, 5, bm25);
+    const quiet = await keyword(repository().repository, 'cell', { seq });
     expect(quiet).toHaveLength(3);
     // The best hit's document is deleted after the terms and their postings are read, before the rows.
     const deleted = quiet[0].row!.documentId;
@@ -180,7 +200,7 @@ describe('Keyword leg across concurrent writes', () => {
       statement: 3,
       run: () => t.http.delete(`/v1/datasets/${datasetId}/documents/${deleted}`).set(bearer(key)).expect(204),
     });
-    const hits = await raced.repository.keyword(seq, 'english', 'cell', {}, 5, 5, bm25);
+    const hits = await keyword(raced.repository, 'cell', { seq });
     expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
       quiet.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
@@ -195,7 +215,11 @@ describe('Keyword leg across concurrent writes', () => {
     // The dataset's chunks stand for 1,600 of three dimensions; its vectors are those of the test above.
     const walks = async (chunks: number) => {
       const { repository: legs, texts } = repository(); // a fresh count of the index
-      await legs.semantic({ seq: datasetSeq, chunks, dimensions: 3 }, Promise.resolve([1, 0, 0]), {}, 50, 5);
+      await legs.semantic({ seq: datasetSeq, chunks, dimensions: 3 }, Promise.resolve([1, 0, 0]), {
+        filters: {},
+        candidates: 50,
+        shown: 5,
+      });
       return texts().some((text) => text.includes('::halfvec(3)) <=>'));
     };
     const [dataset] = (
@@ -272,7 +296,7 @@ describe('Keyword leg across concurrent writes', () => {
       try {
         await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');
         const deadline = new AbortController();
-        const leg = legs.keyword(datasetSeq, 'english', 'cell energy', filters, 5, 5, bm25, deadline.signal);
+        const leg = keyword(legs, 'cell energy', { filters, deadline: deadline.signal });
         const outcome = leg.then(
           () => 'answered',
           (error: unknown) => error,
@@ -311,18 +335,10 @@ describe('Keyword leg across concurrent writes', () => {
 
     it('then leaves a query nothing to read but its terms and its rows', async () => {
       const { repository: warmed, counts } = repository();
-      const expected = await repository().repository.keyword(
-        datasetSeq,
-        'english',
-        'cell energy',
-        {},
-        5,
-        5,
-        bm25,
-      );
+      const expected = await keyword(repository().repository, 'cell energy');
       expect(await warmed.warm(1_000, () => false)).toBe(12);
       const before = counts().statements;
-      const hits = await warmed.keyword(datasetSeq, 'english', 'cell energy', {}, 5, 5, bm25);
+      const hits = await keyword(warmed, 'cell energy');
       expect(counts().statements - before).toBe(2);
       expect(hits.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
         expected.map(({ chunkSeq, score }) => [chunkSeq, score]),

@@ -17,6 +17,18 @@ export interface ChunkRow {
   metadata?: Record<string, unknown>;
 }
 
+/** What a leg is asked for. */
+export interface LegRequest {
+  /** The request's metadata filters, as sent (each leg compiles them). */
+  filters: unknown;
+  /** How many candidates the leg ranks, best first. */
+  candidates: number;
+  /** How many of the best come with their rows: those that can be shown, or that a reranker reads. */
+  shown: number;
+  /** Cancels the leg's statements when it aborts. */
+  deadline?: AbortSignal;
+}
+
 /** A leg's candidate: its chunk and score, and its row when the leg read it. */
 export interface LegHit {
   chunkSeq: string;
@@ -213,15 +225,12 @@ export class SearchRepository {
    * (docs/benchmarks.md).
    */
   async keyword(
-    datasetSeq: string,
-    language: string,
+    dataset: { seq: string; language: string },
     query: string,
-    filters: unknown,
-    limit: number,
-    shown: number,
     bm25: Bm25Parameters,
-    deadline?: AbortSignal,
+    { filters, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
+    const { seq: datasetSeq, language } = dataset;
     const filter = compileFilters(filters, 3);
     const rank =
       ({ postings, n, total }: TermsSnapshot) =>
@@ -232,7 +241,7 @@ export class SearchRepository {
         'REPEATABLE READ',
         async (read) => {
           const terms = (await this.terms(read, datasetSeq, language, query, true))!;
-          return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, limit);
+          return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, candidates);
         },
         { deadline },
       );
@@ -244,7 +253,7 @@ export class SearchRepository {
         (read) => this.terms(read, datasetSeq, language, query, true),
         { deadline },
       ));
-    const ranked = rank(terms!)(limit).ranked;
+    const ranked = rank(terms!)(candidates).ranked;
     const rows = await this.chunks(
       datasetSeq,
       ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
@@ -419,7 +428,7 @@ export class SearchRepository {
    * The vector leg: cosine similarity to the query vector, once it is there, best first, with the
    * chunks' rows. A dataset is scanned exactly (through its own rows) when that costs less (see
    * `scansExactly`); otherwise the leg uses the HNSW index of the dimension with pgvector's iterative
-   * scan, which keeps walking the graph until `limit` rows pass the dataset and metadata filters.
+   * scan, which keeps walking the graph until `candidates` rows pass the dataset and metadata filters.
    * Without a filter no document is read for the search: chunks exist only while their document is
    * ready (see `keyword`).
    *
@@ -431,16 +440,13 @@ export class SearchRepository {
   async semantic(
     dataset: { seq: string; chunks: number; dimensions: number },
     embedding: Promise<number[]>,
-    filters: unknown,
-    limit: number,
-    shown: number,
-    deadline?: AbortSignal,
+    { filters, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
     const filter = compileFilters(filters, 5);
     const read = this.reader(deadline);
     const datasetSeq = dataset.seq;
     const choose = (indexed: number) =>
-      scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, limit, this.exactScanMaxChunks);
+      scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, candidates, this.exactScanMaxChunks);
     // The index's size is counted (while the query is embedded) only when it can change the choice:
     // when the dataset alone in the index and among any number of others would not be searched alike.
     const alone = choose(dataset.chunks);
@@ -471,7 +477,7 @@ export class SearchRepository {
                           WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
                           ORDER BY ${order}
                           LIMIT $3) n) r`,
-        [datasetSeq, vectorParam(vector), limit, shown, ...filter.params],
+        [datasetSeq, vectorParam(vector), candidates, shown, ...filter.params],
       );
       // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
       return rows
@@ -484,15 +490,15 @@ export class SearchRepository {
     };
     if (await exact) return run(read, true);
     const hits =
-      limit <= SESSION_EF_SEARCH
+      candidates <= SESSION_EF_SEARCH
         ? await run(read, false)
         : await this.transaction('READ COMMITTED', (read) => run(read, false), {
             deadline,
-            settings: { 'hnsw.ef_search': limit },
+            settings: { 'hnsw.ef_search': candidates },
           });
-    // The index is shared by all datasets of this dimension: when the scan gave up before `limit` rows
+    // The index is shared by all datasets of this dimension: when the scan gave up before `candidates` rows
     // passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
-    return hits.length < limit ? run(read, true) : hits;
+    return hits.length < candidates ? run(read, true) : hits;
   }
 
   /**

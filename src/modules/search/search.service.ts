@@ -268,22 +268,20 @@ export class SearchService {
               dimensions: dataset.embeddingDimensions!,
             },
             prepared.vectors.get(query) ?? this.embedQuery(query, deadline),
-            options.filters,
-            Math.max(MIN_CANDIDATES, depth),
-            shown,
-            deadline,
+            { filters: options.filters, candidates: Math.max(MIN_CANDIDATES, depth), shown, deadline },
           )
         : undefined,
       useKeyword
         ? this.repository.keyword(
-            dataset.seq,
-            dataset.language,
+            dataset,
             query,
-            options.filters,
-            depth,
-            shown,
             { k1, b },
-            deadline,
+            {
+              filters: options.filters,
+              candidates: depth,
+              shown,
+              deadline,
+            },
           )
         : undefined,
     ]);
