@@ -429,6 +429,29 @@ describe('Filters', () => {
     ['a dotted key, top-level or nested', { 'release.channel': 'beta' }, [8, 9]],
     ['a dotted key that exists either way', { 'release.channel': { $exists: true } }, [8, 9]],
     ['a dotted key compared either way', { 'release.channel': { $gte: 'b' } }, [8, 9]],
+    // Negations: a document without the field passes, at either path.
+    [
+      'a nested field with $ne, absent',
+      { 'author.langs': { $ne: 'fr' }, year: { $lt: 2010 } },
+      [0, 1, 2, 3, 4, 5, 6, 8, 9],
+    ],
+    ['a nested field with $nin', { 'author.name': { $nin: ['Grace'] } }, [0, 1, 2]],
+    [
+      'a nested field that does not exist',
+      { 'author.langs': { $exists: false }, year: { $gt: 2056 } },
+      [57, 58, 59],
+    ],
+    [
+      'a dotted key that exists neither way',
+      { 'release.channel': { $exists: false }, year: { $lt: 2010 } },
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    ],
+    // A step is a key, never an array's index: `editions.0` names nothing in [i, i + 100].
+    [
+      'a numeric step, which is no index',
+      { $or: [{ 'editions.0': { $exists: true } }, { 'editions.0': { $gte: 0 } }, { 'tags.0': 'even' }] },
+      [],
+    ],
   ])('filters by %s', async (_case, filters, expected) => {
     const response = await search(filters).expect(200);
     expect(numbers(response.body.results as Result[])).toEqual(expected);
@@ -464,6 +487,8 @@ describe('Filters', () => {
       code: 'invalid_filter',
       details: { field: 'author', issue: expect.stringContaining('"author.name"') },
     });
+    const withoutDollar = await search({ year: { gte: 2000 } }).expect(400);
+    expect(withoutDollar.body.details.issue).toContain('did you mean "$gte"?');
   });
 
   it('answers 400 invalid_filter for a number beyond double precision, which JSON.parse makes Infinity', async () => {

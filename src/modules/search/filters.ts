@@ -7,9 +7,10 @@ import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js
  * are all bound parameters: nothing from a filter is ever spliced into SQL text, field names included.
  *
  * `{"category": "guide"}` is equality; an array field (such as `tags`) matches when it contains the
- * value; a dotted name (`author.name`) also reaches into nested objects (see `paths`). Per field, an object of operators: `$eq $ne $gt $gte $lt $lte $in $nin $exists`; and `$and` /
- * `$or` over lists of filters. Comparisons order numbers as numbers and strings as strings (ISO dates
- * compare correctly); a value of another type does not match.
+ * value; a dotted name (`author.name`) also reaches into nested objects (see `paths`). Per field, an
+ * object of operators: `$eq $ne $gt $gte $lt $lte $in $nin $exists`; and `$and` / `$or` over lists of
+ * filters. Comparisons order numbers as numbers and strings as strings (ISO dates compare correctly);
+ * a value of another type does not match.
  */
 export type FilterValue = string | number | boolean;
 
@@ -90,12 +91,7 @@ class FilterCompiler {
         case '$lte':
           return this.compare(field, COMPARISONS[operator], value);
         default:
-          throw SearchErrors.invalidFilter(
-            field,
-            operator.startsWith('$')
-              ? `unknown operator "${operator}"; use one of ${OPERATORS.join(' ')}`
-              : `"${operator}" is not an operator (one of ${OPERATORS.join(' ')}); a nested field is named with dots: "${field}.${operator}"`,
-          );
+          throw SearchErrors.invalidFilter(field, operatorHint(field, operator));
       }
     });
     if (parts.length === 0)
@@ -115,11 +111,17 @@ class FilterCompiler {
   /** The field is present at any of its paths. */
   private exists(field: string): string {
     const tests = paths(field).map((path) =>
-      path.length === 1
-        ? `d.metadata ? ${this.bind(path[0])}`
-        : `d.metadata #> ${this.bind(path)}::text[] IS NOT NULL`,
+      path.length === 1 ? `d.metadata ? ${this.bind(path[0])}` : `${this.at(path)} IS NOT NULL`,
     );
     return `(${tests.join(' OR ')})`;
+  }
+
+  /**
+   * The metadata's value at `path`, or NULL. Every step is an object's key, never an array's index
+   * (`tags.0` finds nothing in `["x"]`), as in the containment `equals` uses.
+   */
+  private at(path: string[]): string {
+    return `(${path.reduce((json, step) => `${json} -> ${this.bind(step)}::text`, 'd.metadata')})`;
   }
 
   /**
@@ -138,10 +140,7 @@ class FilterCompiler {
         ? `CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json} #>> '{}')::numeric ${operator} ${bound}::numeric ELSE false END`
         : `(jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ${operator} ${bound}::text COLLATE "C")`;
     const tests = paths(field).map((path) => {
-      const fieldValue =
-        path.length === 1
-          ? `(d.metadata -> ${this.bind(path[0])})`
-          : `(d.metadata #> ${this.bind(path)}::text[])`;
+      const fieldValue = this.at(path);
       return (
         `(CASE WHEN jsonb_typeof(${fieldValue}) = 'array' ` +
         `THEN EXISTS (SELECT FROM jsonb_array_elements(${fieldValue}) AS element WHERE ${holds('element')}) ` +
@@ -150,6 +149,13 @@ class FilterCompiler {
     });
     return tests.length === 1 ? tests[0] : `(${tests.join(' OR ')})`;
   }
+}
+
+/** What to say of a key in a field's operator object that is not an operator. */
+function operatorHint(field: string, key: string): string {
+  if (key.startsWith('$')) return `unknown operator "${key}"; use one of ${OPERATORS.join(' ')}`;
+  if (OPERATORS.includes(`$${key}`)) return `"${key}" is not an operator; did you mean "$${key}"?`;
+  return `"${key}" is not an operator (one of ${OPERATORS.join(' ')}); a nested field is named with dots: "${field}.${key}"`;
 }
 
 /**
@@ -189,7 +195,7 @@ function checkValue<T extends string | number>(field: string, value: T): T {
   return value;
 }
 
-/** Longest $in / $nin list: each value becomes two bound parameters. */
+/** Longest $in / $nin list: each value becomes two bound parameters, four for a dotted name. */
 const MAX_LIST = 100;
 
 function list(field: string, operator: string, value: unknown): FilterValue[] {
