@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type * as Pools from 'src/common/threads/thread-pool.js';
 import type * as Threads from 'src/common/threads/worker-thread.js';
 import { until } from './utils/until.js';
@@ -66,6 +67,12 @@ describe('WorkerThread', () => {
       expect(await kept).toBe(1); // the dropped request never ran
       await expect(thread.call({ op: 'count' }, gaveUp.signal)).rejects.toThrow('past the deadline');
       expect(await thread.call({ op: 'count' })).toBe(2);
+      // Every call took its listener off the signal when it settled, the one that still holds too.
+      expect(getEventListeners(gaveUp.signal, 'abort')).toEqual([]);
+      const holding = new AbortController();
+      await thread.call({ op: 'echo', value: 1 }, holding.signal);
+      await expect(thread.call({ op: 'echo', value: () => 1 }, holding.signal)).rejects.toThrow(/cloned/);
+      expect(getEventListeners(holding.signal, 'abort')).toEqual([]);
     } finally {
       await thread.close();
     }
@@ -215,6 +222,22 @@ describe('WorkerThread', () => {
       expect(Atomics.load(starts, 0)).toBe(2);
       expect(await thread.call({ op: 'echo', value: 2 })).toBe(2);
       expect(failures).toEqual([]);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('RestartingThread drops a request whose signal aborts while its thread starts', async () => {
+    const thread = RestartingThread.create<Request, unknown, Info>(SCRIPT, { startMs: 1_000 });
+    try {
+      const gaveUp = new AbortController();
+      const asked = performance.now();
+      const call = thread.call({ op: 'count' }, gaveUp.signal);
+      setTimeout(() => gaveUp.abort(new Error('past the deadline')), 50);
+      await expect(call).rejects.toThrow('past the deadline');
+      expect(performance.now() - asked).toBeLessThan(500);
+      expect(getEventListeners(gaveUp.signal, 'abort')).toEqual([]);
+      expect(await thread.call({ op: 'count' })).toBe(1); // the dropped request never ran
     } finally {
       await thread.close();
     }

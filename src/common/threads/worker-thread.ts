@@ -306,9 +306,12 @@ export class RestartingThread<Request, Reply, Info = void> {
     return this.thread?.idle ?? false;
   }
 
-  /** As `WorkerThread.call`, once a thread is running. */
+  /**
+   * As `WorkerThread.call`, once a thread is running; a request whose signal aborts while a thread
+   * starts is dropped then (the start goes on, for the requests after it).
+   */
   async call(request: Request, signal?: AbortSignal): Promise<Reply> {
-    return (await this.live()).call(request, signal);
+    return (await untilAborted(this.live(), signal)).call(request, signal);
   }
 
   /** Starts a new thread in the background when none is running (and none is being started). */
@@ -356,6 +359,17 @@ export class RestartingThread<Request, Reply, Info = void> {
     void this.starting.finally(() => (this.starting = null)).catch(() => undefined);
     return this.starting;
   }
+}
+
+/** `work`'s outcome, or the signal's reason if it aborts first (the work itself goes on). */
+function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(asError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const abandon = () => reject(asError(signal.reason));
+    signal.addEventListener('abort', abandon, { once: true });
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abandon));
+  });
 }
 
 /**
