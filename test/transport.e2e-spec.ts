@@ -67,7 +67,7 @@ describe('Errors and transport', () => {
   });
 
   it('answers 400 invalid_content_encoding for a compressed body that does not decompress', async () => {
-    for (const encoding of ['gzip', 'deflate', 'br']) {
+    for (const encoding of ['gzip', 'deflate', 'br', ...zstd]) {
       const response = await postEncoded(encoding, '{"name": "not compressed"}').expect(400);
       expect(response.body).toEqual({
         error: `The request body could not be decoded as ${encoding}`,

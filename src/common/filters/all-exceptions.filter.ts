@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
@@ -34,8 +35,9 @@ function isBodyParserError(error: unknown): error is BodyParserError {
 const DECOMPRESSION_ERROR =
   /^(Z_(DATA|BUF)_ERROR|Z_NEED_DICT|ERR__ERROR_FORMAT_[A-Z0-9_]+|ZSTD_error_(prefix_unknown|version_unsupported|frameParameter_[A-Za-z0-9_]+|corruption_detected|checksum_wrong|literals_headerWrong|dictionary_wrong|srcSize_wrong))$/;
 
-function isDecompressionError(error: unknown): error is Error & { code: string } {
-  return error instanceof Error && DECOMPRESSION_ERROR.test(String((error as { code?: unknown }).code));
+export function isDecompressionError(error: unknown): error is Error & { code: string } {
+  // isNativeError, not instanceof: zlib's errors are the same in every realm (a test's, say).
+  return types.isNativeError(error) && DECOMPRESSION_ERROR.test(String((error as { code?: unknown }).code));
 }
 
 /**

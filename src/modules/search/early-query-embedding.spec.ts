@@ -48,13 +48,9 @@ describe('A query embedded before its request is checked', () => {
     expect(request.earlyQueryVector).toMatchObject({ query: 'energy of the cell' });
     expect(embedQuery).toHaveBeenCalledTimes(1);
 
-    const prepared = await search.prepare(
-      ANONYMOUS,
-      'ds_1',
-      OPTIONS,
-      ['energy of the cell'],
-      request.earlyQueryVector,
-    );
+    const prepared = await search.prepare(ANONYMOUS, 'ds_1', OPTIONS, ['energy of the cell'], {
+      early: request.earlyQueryVector,
+    });
     await expect(prepared.vectors.get('energy of the cell')).resolves.toEqual([18, 0]);
     expect(embedQuery).toHaveBeenCalledTimes(1);
   });
@@ -62,7 +58,7 @@ describe('A query embedded before its request is checked', () => {
   it('is not used for another query (the body as validated may differ)', async () => {
     const { search, embedQuery } = setUp(true);
     const early = { query: 'other', vector: Promise.resolve([9, 9]) };
-    const prepared = await search.prepare(ANONYMOUS, 'ds_1', OPTIONS, ['energy'], early);
+    const prepared = await search.prepare(ANONYMOUS, 'ds_1', OPTIONS, ['energy'], { early });
     await expect(prepared.vectors.get('energy')).resolves.toEqual([6, 0]);
     expect(embedQuery).toHaveBeenCalledWith('energy', undefined); // no deadline given here
   });

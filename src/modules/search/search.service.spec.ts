@@ -1,92 +1,57 @@
-import type { ChunkRow, LegHit } from 'src/modules/search/search.repository.js';
-import { fuse, withRows } from 'src/modules/search/search.service.js';
+import { jest } from '@jest/globals';
+import type { AppConfig } from 'src/config/app-config.js';
+import { ANONYMOUS } from 'src/modules/auth/auth.types.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
+import type { DatasetsService } from 'src/modules/datasets/datasets.service.js';
+import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
+import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
+import type { SearchRepository } from 'src/modules/search/search.repository.js';
+import { SearchService } from 'src/modules/search/search.service.js';
+import { strictMock } from '../../../test/utils/strict-mock.js';
 
-const row = (seq: string, metadata?: Record<string, unknown>): ChunkRow => ({
-  seq,
-  id: `chk_${seq}`,
-  content: `chunk ${seq}`,
-  documentId: `doc_${seq}`,
-  ...(metadata ? { metadata } : {}),
-});
+const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false } as const;
 
-const hit = (seq: string, score: number, withRow?: 'row' | 'metadata'): LegHit => ({
-  chunkSeq: seq,
-  score,
-  ...(withRow ? { row: row(seq, withRow === 'metadata' ? { seq } : undefined) } : {}),
-});
-
-/** A reader of the chunks in `stored`, which records what it was asked for. */
-function reader(stored: string[]) {
-  const asked: string[][] = [];
-  const read = (seqs: string[]) => {
-    asked.push(seqs);
-    return Promise.resolve(
-      new Map(seqs.filter((seq) => stored.includes(seq)).map((seq) => [seq, row(seq, { seq, read: true })])),
-    );
+/** A service whose legs find nothing, with a query embedder that records what it is given. */
+function setUp() {
+  const embedQuery = jest.fn((_text: string, _signal?: AbortSignal) => Promise.resolve([1, 0]));
+  const provider = strictMock<EmbeddingProvider>({ model: 'm', dimensions: 2, embedQuery });
+  const dataset = {
+    seq: '1',
+    chunkCount: '2',
+    embeddingModel: 'm',
+    embeddingDimensions: 2,
+    reembedding: false,
   };
-  return { read, asked };
+  const search = new SearchService(
+    strictMock<SearchRepository>({ semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) }),
+    strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
+    strictMock<EmbeddingService>({ current: () => provider }),
+    strictMock<RerankService>({ current: () => null }),
+    strictMock<AppConfig>({
+      search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.75 } as AppConfig['search'],
+    }),
+  );
+  return { search, embedQuery };
 }
 
-describe('fuse', () => {
-  it('keeps, for each chunk, a row with its metadata when either leg has one', () => {
-    const fused = fuse({
-      semantic: [hit('1', 0.9, 'row'), hit('2', 0.8, 'metadata')],
-      keyword: [hit('1', 7, 'metadata'), hit('2', 6), hit('3', 5)],
-    });
-    expect(fused.map(({ chunkSeq, row }) => [chunkSeq, row?.metadata])).toEqual([
-      ['1', { seq: '1' }],
-      ['2', { seq: '2' }],
-      ['3', undefined],
-    ]);
-    expect(fused[0].score).toBe(1);
-    expect(fused[2].row).toBeUndefined();
-  });
-});
-
-describe('withRows', () => {
-  const ranked = () =>
-    fuse({
-      semantic: [hit('1', 0.9, 'metadata'), hit('2', 0.8, 'row'), hit('3', 0.7, 'row'), hit('4', 0.6, 'row')],
-      keyword: [hit('5', 9, 'metadata'), hit('2', 8), hit('3', 7), hit('6', 6)],
-    });
-
-  it('reads the rows of chunks that both legs ranked below the results shown, and nothing else', async () => {
-    const { read, asked } = reader(['2', '3']);
-    const top = await withRows(ranked(), 2, read);
-    // Chunks 2 and 3 are second and third in both legs: ahead of the first of either leg alone.
-    expect(top.map(({ chunkSeq }) => chunkSeq)).toEqual(['2', '3']);
-    expect(asked).toEqual([['2', '3']]);
-    expect(top.map(({ row }) => row.metadata)).toEqual([
-      { seq: '2', read: true },
-      { seq: '3', read: true },
-    ]);
-
-    const alone = reader([]);
-    const first = fuse({ semantic: [hit('1', 0.9, 'metadata')], keyword: [hit('5', 9, 'metadata')] });
-    expect((await withRows(first, 2, alone.read)).map(({ row }) => row.metadata)).toEqual([
-      { seq: '1' },
-      { seq: '5' },
-    ]);
-    expect(alone.asked).toEqual([]);
+describe('SearchService', () => {
+  it('hands its deadline to the query embedding, which gives up waiting for the model when it aborts', async () => {
+    const { search, embedQuery } = setUp();
+    expect(await search.query(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', query: 'energy' })).toEqual([]);
+    expect(embedQuery).toHaveBeenCalledWith('energy', expect.any(AbortSignal));
   });
 
-  it('leaves out a chunk deleted since it was ranked, and takes the next in its place', async () => {
-    const { read, asked } = reader(['3', '4', '6']); // 2 is gone
-    const top = await withRows(ranked(), 3, read);
-    expect(top.map(({ chunkSeq }) => chunkSeq)).toEqual(['3', '1', '5']);
-    // The first round reads 2 and 3; the second, one entry for the place 2 left, has its row.
-    expect(asked).toEqual([['2', '3']]);
-    expect(top.map(({ row }) => row.content)).toEqual(['chunk 3', 'chunk 1', 'chunk 5']);
-  });
-
-  it('reads further rounds while deleted chunks leave places, and stops when the ranking runs out', async () => {
-    const { read, asked } = reader(['6']);
-    const top = await withRows(ranked(), 4, read);
-    expect(top.map(({ chunkSeq }) => chunkSeq)).toEqual(['1', '5', '6']);
-    expect(asked).toEqual([
-      ['2', '3'],
-      ['4', '6'],
+  it('hands one deadline to every embedding of a batch', async () => {
+    const { search, embedQuery } = setUp();
+    const answers = await search.batch(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', queries: ['a', 'b'] });
+    expect(answers).toEqual([
+      { query: 'a', results: [] },
+      { query: 'b', results: [] },
     ]);
-    expect(await withRows(ranked(), 10, reader([]).read)).toHaveLength(2);
+    const signals = embedQuery.mock.calls.map(([, signal]) => signal);
+    expect(signals).toEqual([expect.any(AbortSignal), expect.any(AbortSignal)]);
+    expect(signals[0]).toBe(signals[1]);
+    expect(signals[0]!.aborted).toBe(false);
   });
 });

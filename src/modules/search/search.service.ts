@@ -19,10 +19,9 @@ import type { EarlyVector } from 'src/modules/search/early-query-embedding.js';
 import { compileFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { type ChunkRow, type LegHit, SearchRepository } from 'src/modules/search/search.repository.js';
+import { fuse, withRows } from 'src/modules/search/fusion.js';
+import { SearchRepository } from 'src/modules/search/search.repository.js';
 
-/** Reciprocal rank fusion constant (Cormack et al.). */
-export const RRF_K = 60;
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
 const MIN_CANDIDATES = 50;
 
@@ -40,68 +39,6 @@ export interface PreparedSearch {
   vectors: Map<string, Promise<number[]>>;
 }
 
-type CompleteRow = ChunkRow & { metadata: Record<string, unknown> };
-
-export interface Fused {
-  chunkSeq: string;
-  /** The chunk's row, from whichever leg read it: a row with its document's metadata if any did. */
-  row?: ChunkRow;
-  rrf: number;
-  semantic?: { rank: number; score: number };
-  keyword?: { rank: number; score: number };
-  rerank?: number;
-}
-
-/**
- * Fuses ranked lists by reciprocal rank: Σ 1/(k + rank). The score is that sum divided by its largest
- * possible value (rank 1 in every leg that ran), so it lies in 0..1, a chunk ranked first by both legs
- * scores 1.0, and it means the same for every query.
- */
-export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused & { score: number })[] {
-  const fused = new Map<string, Fused>();
-  const ran = (['semantic', 'keyword'] as const).filter((leg) => legs[leg] !== undefined);
-  for (const leg of ran) {
-    legs[leg]!.forEach((hit, index) => {
-      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
-      if (hit.row && entry.row?.metadata === undefined) entry.row = hit.row;
-      entry.rrf += 1 / (RRF_K + index + 1);
-      entry[leg] = { rank: index + 1, score: hit.score };
-      fused.set(hit.chunkSeq, entry);
-    });
-  }
-  const best = ran.length / (RRF_K + 1);
-  return [...fused.values()]
-    .map((entry) => ({ ...entry, score: best > 0 ? entry.rrf / best : 0 }))
-    .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq));
-}
-
-/**
- * The first `count` of the ranked entries whose chunks still exist, with their rows and their
- * documents' metadata, in order. Each leg brings the rows of the hits that can be shown (see
- * `SearchService.search`); a chunk that both legs ranked below them can still come first in the
- * fusion, and its row is read here with `read`, as is that of a chunk whose row its leg found
- * deleted. A chunk deleted since it was ranked is left out, and the next entries take its place.
- */
-export async function withRows<T extends Fused>(
-  ranked: T[],
-  count: number,
-  read: (chunkSeqs: string[]) => Promise<Map<string, ChunkRow>>,
-): Promise<(T & { row: CompleteRow })[]> {
-  const complete: (T & { row: CompleteRow })[] = [];
-  for (let next = 0; complete.length < count && next < ranked.length;) {
-    const round = ranked.slice(next, next + count - complete.length);
-    next += round.length;
-    const missing = round.filter((entry) => entry.row?.metadata === undefined);
-    const reread =
-      missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map<string, ChunkRow>();
-    for (const entry of round) {
-      const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
-      if (row) complete.push({ ...entry, row: { ...row, metadata: row.metadata ?? {} } });
-    }
-  }
-  return complete;
-}
-
 @Injectable()
 export class SearchService {
   constructor(
@@ -116,14 +53,10 @@ export class SearchService {
   async query(caller: Principal, request: QueryDto, early?: EarlyVector): Promise<SearchResultDto[]> {
     this.checkQuery(request.query, 'query');
     return this.withinDeadline(async (deadline) => {
-      const prepared = await this.prepare(
-        caller,
-        request.dataset_id,
-        request,
-        [request.query],
+      const prepared = await this.prepare(caller, request.dataset_id, request, [request.query], {
         early,
         deadline,
-      );
+      });
       return this.search(prepared, request.query, request, deadline);
     });
   }
@@ -142,7 +75,7 @@ export class SearchService {
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
     queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
     return this.withinDeadline(async (deadline) => {
-      const prepared = await this.prepare(caller, request.dataset_id, request, queries, undefined, deadline);
+      const prepared = await this.prepare(caller, request.dataset_id, request, queries, { deadline });
       return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => ({
         query,
         results: await this.search(prepared, query, request, deadline),
@@ -198,8 +131,7 @@ export class SearchService {
     datasetId: string,
     options: SearchOptions,
     queries: string[],
-    early?: Pick<EarlyVector, 'query' | 'vector'>,
-    deadline?: AbortSignal,
+    { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline?: AbortSignal } = {},
   ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
@@ -297,9 +229,7 @@ export class SearchService {
           deadline,
         )
         .catch((error: unknown) =>
-          Promise.reject(
-            deadline?.aborted ? (deadline.reason as Error) : SearchErrors.rerankFailed(String(error)),
-          ),
+          Promise.reject(givenUp(deadline) ?? SearchErrors.rerankFailed(String(error))),
         );
       ranked = pool
         .map((entry, i) => ({ ...entry, rerank: probabilities[i], score: probabilities[i] }))
@@ -339,9 +269,7 @@ export class SearchService {
       .current()!
       .embedQuery(query, deadline)
       .catch((error: unknown) =>
-        Promise.reject(
-          deadline?.aborted ? (deadline.reason as Error) : SearchErrors.embeddingFailed(String(error)),
-        ),
+        Promise.reject(givenUp(deadline) ?? SearchErrors.embeddingFailed(String(error))),
       );
   }
 
@@ -356,6 +284,14 @@ export class SearchService {
     }
     return null;
   }
+}
+
+/**
+ * Why work was given up, when it was: the deadline's reason (504 query_timeout, or the error that
+ * ended the batch), which a model's failure caused by the abort must not replace.
+ */
+function givenUp(deadline: AbortSignal | undefined): Error | undefined {
+  return deadline?.aborted ? (deadline.reason as Error) : undefined;
 }
 
 function round(x: number): number {
