@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import type { Test } from 'supertest';
-import { createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
+import { addDocument, createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
 
@@ -655,13 +655,9 @@ describe('A pool with no connection to spare', () => {
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);
-      const uploaded = await t.http
-        .post(`/v1/datasets/${datasetId}/documents`)
-        .set(bearer(key))
-        .send({ content: 'Deleted once.' })
-        .expect(201);
-      const documentId = uploaded.body.document_id as string;
-      await waitForDocument(t.http, key, datasetId, documentId);
+      const { document_id: documentId } = await addDocument(t.http, key, datasetId, {
+        content: 'Deleted once.',
+      });
       // The dataset's chunk lock, held here: each delete waits for it inside a transaction, holding one
       // of the pool's three connections, and the deletes beyond three wait for a connection.
       await lock.query('BEGIN');
