@@ -268,6 +268,30 @@ describe('Keyword leg across concurrent writes', () => {
     }
   });
 
+  it('waits for a free connection no longer than the search timeout', async () => {
+    const search = new SearchPool(
+      { databaseUrl: t.database.url, search: { timeoutMs: 300, poolSize: 1 } } as AppConfig,
+      { warn: () => undefined } as never,
+    );
+    const held = await search.pool.connect();
+    try {
+      const started = performance.now();
+      const waited = search.pool.connect().then(
+        (client) => {
+          client.release();
+          return 'connected';
+        },
+        (error: Error) => error.message,
+      );
+      // Within the test's time, far below the 10 s the pool used to wait whatever the timeout.
+      expect(await withDeadline(waited, 3_000, () => new Error('still waiting'))).toMatch(/timeout/);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+    } finally {
+      held.release();
+      await search.onApplicationShutdown();
+    }
+  });
+
   describe('at the deadline', () => {
     /** This database's search statements waiting for a lock: their backends. */
     const waiting = async () =>

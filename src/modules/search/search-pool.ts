@@ -23,7 +23,9 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
  *   the usual number of candidates (a leg that wants more sets it for its own transaction).
  * They are set with `SET` on each new connection, not passed in the `options` startup parameter,
  * which poolers such as PgBouncer refuse or drop. Ingestion's long transactions cannot exhaust this
- * pool, nor searches the main one.
+ * pool, nor searches the main one. A search waits for a free connection no longer than the search
+ * timeout: a full pool is a search that ran out of time (504 `query_timeout` at its deadline), not a
+ * database that is down.
  */
 @Injectable()
 export class SearchPool implements OnApplicationShutdown {
@@ -54,7 +56,7 @@ export class SearchPool implements OnApplicationShutdown {
       connectionString: config.databaseUrl,
       max: config.search.poolSize,
       application_name: 'dataset-search/search',
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: config.search.timeoutMs,
       verify,
     });
     // An idle connection that the server drops is discarded by the pool; say so, do not crash.
