@@ -6,14 +6,21 @@ import type { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
-import type { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { Reranker } from 'src/modules/search/rerank/reranker.js';
+import type { ChunkRow, LegHit, LegRequest, SearchRepository } from 'src/modules/search/search.repository.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
 const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false } as const;
 
-/** A service whose legs find nothing, with a query embedder that records what it is given. */
-function setUp() {
+/**
+ * A service over one dataset, with a query embedder that records what it is given. Its legs find
+ * nothing unless `legs` says otherwise; `reranker` is the configured reranker, if any.
+ */
+function setUp({
+  legs = { semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) },
+  reranker = null,
+}: { legs?: Partial<SearchRepository>; reranker?: Reranker | null } = {}) {
   const embedQuery = jest.fn((_text: string, _signal?: AbortSignal) => Promise.resolve([1, 0]));
   const provider = strictMock<EmbeddingProvider>({ model: 'm', dimensions: 2, embedQuery });
   const dataset = {
@@ -24,16 +31,25 @@ function setUp() {
     reembedding: false,
   };
   const search = new SearchService(
-    strictMock<SearchRepository>({ semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) }),
+    strictMock<SearchRepository>(legs),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
     strictMock<EmbeddingService>({ current: () => provider }),
-    strictMock<RerankService>({ current: () => null }),
+    strictMock<RerankService>({ current: () => reranker }),
     strictMock<AppConfig>({
       search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.75 } as AppConfig['search'],
+      rerank: { candidates: 20 } as AppConfig['rerank'],
     }),
   );
   return { search, embedQuery };
 }
+
+const row = (seq: string): ChunkRow => ({
+  seq,
+  id: `chk_${seq}`,
+  content: `passage ${seq}`,
+  documentId: 'doc_1',
+  metadata: {},
+});
 
 describe('SearchService', () => {
   it('hands its deadline to the query embedding, which gives up waiting for the model when it aborts', async () => {
@@ -53,5 +69,52 @@ describe('SearchService', () => {
     expect(signals).toEqual([expect.any(AbortSignal), expect.any(AbortSignal)]);
     expect(signals[0]).toBe(signals[1]);
     expect(signals[0]!.aborted).toBe(false);
+  });
+  it('reads the rows a reranker scores, and no more, from the legs or after the fusion', async () => {
+    // Each leg ranks 20 chunks of its own, then chunk 99, which both rank 21st and the fusion ranks first.
+    const ranking = (prefix: string) => [...Array.from({ length: 20 }, (_, i) => `${prefix}${i + 1}`), '99'];
+    const leg = (prefix: string) =>
+      jest.fn((_dataset: unknown, _input: unknown, request: LegRequest) =>
+        Promise.resolve(
+          ranking(prefix).map((seq, i): LegHit => ({
+            chunkSeq: seq,
+            score: 1 - i / 100,
+            row: i < request.shown ? row(seq) : undefined,
+          })),
+        ),
+      );
+    const semantic = leg('1');
+    const keyword = jest.fn((dataset: unknown, query: string, _bm25: unknown, request: LegRequest) =>
+      leg('2')(dataset, query, request),
+    );
+    const chunks = jest.fn((_dataset: string, seqs: string[]) =>
+      Promise.resolve(new Map(seqs.map((seq) => [seq, row(seq)]))),
+    );
+    const score = jest.fn((_query: string, passages: string[], _signal?: AbortSignal) =>
+      Promise.resolve(passages.map((passage) => (passage === 'passage 99' ? 0.9 : 0.1))),
+    );
+    const { search } = setUp({
+      legs: { semantic, keyword, chunks } as Partial<SearchRepository>,
+      reranker: { name: 'fake', model: 'fake', score },
+    });
+
+    const results = await search.query(ANONYMOUS, {
+      ...OPTIONS,
+      rerank: true,
+      dataset_id: 'ds_1',
+      query: 'energy',
+    });
+
+    // Each leg ranks its 50 candidates and brings the rows of the 20 the reranker reads.
+    for (const request of [semantic.mock.calls[0][2], keyword.mock.calls[0][3]]) {
+      expect(request).toMatchObject({ candidates: 50, shown: 20 });
+    }
+    // The fusion's first, ranked 21st by both legs, is the one row read afterwards.
+    expect(chunks.mock.calls.map(([, seqs]) => seqs)).toEqual([['99']]);
+    const passages = score.mock.calls[0][1];
+    expect(passages).toHaveLength(20);
+    expect(passages[0]).toBe('passage 99');
+    expect(results.map(({ chunk_id, score }) => [chunk_id, score])[0]).toEqual(['chk_99', 0.9]);
+    expect(results).toHaveLength(5);
   });
 });

@@ -188,8 +188,9 @@ export class SearchService {
     const candidates =
       useSemantic && useKeyword ? Math.max(MIN_CANDIDATES, 4 * options.limit) : options.limit;
     const depth = reranker ? Math.max(candidates, this.config.rerank.candidates) : candidates;
-    // The hits that can be shown, or that a reranker reads, come with their rows from the legs.
-    const shown = reranker ? depth : options.limit;
+    // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
+    // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
+    const shown = reranker ? Math.max(options.limit, this.config.rerank.candidates) : options.limit;
 
     const [semantic, keyword] = await Promise.all([
       useSemantic
@@ -221,7 +222,7 @@ export class SearchService {
     const read = (seqs: string[]) => this.repository.chunks(dataset.seq, seqs, deadline);
 
     if (reranker) {
-      const pool = await withRows(ranked, Math.max(options.limit, this.config.rerank.candidates), read);
+      const pool = await withRows(ranked, shown, read);
       const probabilities = await reranker
         .score(
           query,
