@@ -94,7 +94,7 @@ describe('SearchService', () => {
       Promise.resolve(passages.map((passage) => (passage === 'passage 99' ? 0.9 : 0.1))),
     );
     const { search } = setUp({
-      legs: { semantic, keyword, chunks } as Partial<SearchRepository>,
+      legs: { semantic, keyword, chunks },
       reranker: { name: 'fake', model: 'fake', score },
     });
 
