@@ -10,7 +10,7 @@ import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorat
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
-import { refuseMalformedUtf8, rejectDeepBodies } from 'src/common/validation/json-body.js';
+import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 
@@ -44,7 +44,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   // Bodies over the limit are refused while they stream in, not after being buffered whole.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
   app.use(refuseMalformedUtf8);
-  app.use(rejectDeepBodies);
+  app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(new AppValidationPipe());

@@ -247,6 +247,24 @@ describe('Datasets API', () => {
       });
     });
 
+    it('answers 400 for a body of more than 5,000 keys in all, before anything copies it', async () => {
+      // Counted over every object of the body: 2 top-level keys, `metadata`'s one, and those under it.
+      const body = (keys: number) => ({
+        name: 'Many keys',
+        metadata: { a: Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, 1])) },
+      });
+      const within = await create(body(4_997)).expect(400);
+      expect(within.body).toMatchObject({ code: 'invalid_metadata' });
+      const beyond = await create(body(4_998)).expect(400);
+      expect(beyond.body).toMatchObject({
+        code: 'validation_error',
+        details: { field: 'body', issue: 'must not hold more than 5000 keys in all' },
+      });
+      // A key count that class-transformer would take seconds over (its copy is quadratic in it).
+      const huge = await create(body(200_000)).expect(400);
+      expect(huge.body).toMatchObject({ code: 'validation_error', details: { field: 'body' } });
+    });
+
     it('accepts metadata at the limits: 64 keys, 5 levels', async () => {
       const wide = Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, i]));
       await create({ name: 'Wide metadata', metadata: wide }).expect(201);
