@@ -41,8 +41,10 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
       httpsRedirect({ publicBaseUrl: config.publicBaseUrl, httpsPort: config.tls ? config.port : null }),
     );
   }
-  // Bodies over the limit are refused while they stream in, not after being buffered whole.
-  app.useBodyParser('json', { limit: config.jsonBodyLimitBytes });
+  // Bodies over the limit are refused while they stream in, not after being buffered whole. Any JSON
+  // value is parsed (`strict` off), so that `null` or `5` is told it is not an object, as `[]` is,
+  // rather than that it is not JSON.
+  app.useBodyParser('json', { limit: config.jsonBodyLimitBytes, strict: false });
   app.use(refuseMalformedUtf8);
   app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);

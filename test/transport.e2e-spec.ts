@@ -39,6 +39,17 @@ describe('Errors and transport', () => {
     });
   });
 
+  it.each(['null', '5', '"name"', 'true', '[]'])(
+    'answers 400 validation_error, not invalid_json, for the JSON value %s, which is not an object',
+    async (body) => {
+      const response = await post().set('Content-Type', 'application/json').send(body).expect(400);
+      expect(response.body).toMatchObject({
+        code: 'validation_error',
+        details: { errors: [{ field: 'body', issue: 'must be a JSON object' }] },
+      });
+    },
+  );
+
   it('answers 400 invalid_json for a body declared UTF-8 that is not, and creates nothing', async () => {
     // "Café" in Latin-1: 0xE9 begins no UTF-8 sequence (it was read as U+FFFD and stored, with 201).
     const latin1 = Buffer.concat([Buffer.from('{"name": "Caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
