@@ -476,9 +476,17 @@ describe('Filters', () => {
     [{ category: { $in: ['common', '\udfff'] } }, 'category'],
     [{ year: { $gt: 'x\u0000' } }, 'year'],
     [{ '\ud800': 'x' }, 'filters'],
+    [{ '': 'x' }, 'filters'],
+    [{ ['k'.repeat(257)]: 'x' }, 'filters'],
+    [{ [`a.${'k'.repeat(257)}`]: 'x' }, 'filters'],
   ])('answers 400 invalid_filter naming the field for %j', async (filters, field) => {
     const response = await search(filters).expect(400);
     expect(response.body).toMatchObject({ code: 'invalid_filter', details: { field } });
+  });
+
+  it('takes a dotted name longer than a key can be when each of its parts is a key', async () => {
+    const name = `${'k'.repeat(200)}.${'k'.repeat(200)}`;
+    expect((await search({ [name]: 'x' }).expect(200)).body.results).toEqual([]);
   });
 
   it('answers 400 invalid_filter pointing to dotted names for a nested object given as a filter', async () => {

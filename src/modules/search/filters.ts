@@ -1,4 +1,4 @@
-import { jsonValueIssue, stringIssue } from 'src/common/validation/json-value.js';
+import { codePointCount, jsonValueIssue, stringIssue } from 'src/common/validation/json-value.js';
 import { isPlainObject, METADATA_LIMITS } from 'src/common/validation/metadata.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 
@@ -46,7 +46,7 @@ class FilterCompiler {
     const parts = Object.entries(filter).map(([key, condition]) => {
       if (key === '$and' || key === '$or') return this.logical(key, condition, nesting + 1);
       if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
-      const issue = stringIssue(key);
+      const issue = stringIssue(key) ?? (namesMetadata(key) ? null : NAME_ISSUE);
       if (issue) throw SearchErrors.invalidFilter('filters', `field names ${issue}`);
       this.fields++;
       return this.field(key, condition);
@@ -186,6 +186,18 @@ function containments(field: string, value: FilterValue): string[] {
   return paths(field).flatMap((path) =>
     [nested(path, value), nested(path, [value])].map((form) => JSON.stringify(form)),
   );
+}
+
+const NAME_ISSUE = `must be 1-${METADATA_LIMITS.maxKeyLength} characters (each part of a dotted name)`;
+
+/**
+ * Whether `field` can name anything in metadata, whose keys are 1-256 characters: the key itself, or
+ * the nested path of a dotted name. Any other name could never match, and is refused rather than
+ * answered with no results.
+ */
+function namesMetadata(field: string): boolean {
+  const keyLength = (key: string) => key.length > 0 && codePointCount(key) <= METADATA_LIMITS.maxKeyLength;
+  return paths(field).some((path) => path.every(keyLength));
 }
 
 /** `value` under the path, as a JSON object to test containment with: `{"a": {"b": value}}`. */
