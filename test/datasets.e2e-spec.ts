@@ -147,6 +147,23 @@ describe('Datasets API', () => {
       });
     });
 
+    it('lists the first 20 issues and counts the rest', async () => {
+      const unknown = Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`extra${i}`, i]));
+      const response = await create({ name: 'Many unknown fields', ...unknown }).expect(400);
+      expect(response.body.details).toMatchObject({ field: 'extra0', omitted: 980 });
+      expect(response.body.details.errors).toHaveLength(20);
+      expect(response.body.error).toMatch(/; and 980 more$/);
+      // The error's size no longer grows with the number of issues.
+      expect(JSON.stringify(response.body).length).toBeLessThan(2_000);
+    });
+
+    it('lists the first 20 issues when a field decides the code', async () => {
+      const unknown = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`extra${i}`, i]));
+      const response = await create({ name: '', ...unknown }).expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', omitted: 11 } });
+      expect(response.body.details.errors).toHaveLength(20);
+    });
+
     it('refuses a body that is not a JSON object', async () => {
       const response = await createFromJson('[1,2]').expect(400);
       expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'body' } });

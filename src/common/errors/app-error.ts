@@ -34,12 +34,14 @@ export class AppError extends Error {
 
 /** The errors that do not belong to any one module. */
 export const CommonErrors = {
-  validation: (errors: FieldIssue[]) =>
-    new AppError(400, 'validation_error', describeIssues(errors), {
+  validation: (errors: FieldIssue[]) => {
+    const listed = listedIssues(errors);
+    return new AppError(400, 'validation_error', describeIssues(listed), {
       field: errors[0]?.field,
       issue: errors[0]?.issue,
-      errors,
-    }),
+      ...listed,
+    });
+  },
   invalidJson: (reason: string) =>
     new AppError(400, 'invalid_json', 'The request body is not valid JSON', { issue: reason }),
   invalidContentEncoding: (contentEncoding: string | undefined, issue: string) =>
@@ -158,7 +160,21 @@ export interface FieldIssue {
   issue: string;
 }
 
-function describeIssues(errors: FieldIssue[]): string {
+/**
+ * The most issues an error lists: a body of thousands of unknown fields was answered with each named
+ * twice, an error larger than the request.
+ */
+const MAX_LISTED_ISSUES = 20;
+
+/** `details.errors`: the first issues, and how many more there were (`omitted`) when there were. */
+export function listedIssues(errors: FieldIssue[]): { errors: FieldIssue[]; omitted?: number } {
+  const listed = errors.slice(0, MAX_LISTED_ISSUES);
+  const omitted = errors.length - listed.length;
+  return omitted > 0 ? { errors: listed, omitted } : { errors: listed };
+}
+
+function describeIssues({ errors, omitted }: { errors: FieldIssue[]; omitted?: number }): string {
   if (errors.length === 0) return 'The request is invalid';
-  return `Invalid request: ${errors.map((e) => `${e.field} ${e.issue}`).join('; ')}`;
+  const more = omitted ? `; and ${omitted} more` : '';
+  return `Invalid request: ${errors.map((e) => `${e.field} ${e.issue}`).join('; ')}${more}`;
 }

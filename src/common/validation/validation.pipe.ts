@@ -1,7 +1,7 @@
 import { type ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { getMetadataStorage, type ValidationError } from 'class-validator';
-import { AppError, CommonErrors, type FieldIssue } from 'src/common/errors/app-error.js';
+import { AppError, CommonErrors, type FieldIssue, listedIssues } from 'src/common/errors/app-error.js';
 import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
 import { isPlainObject } from 'src/common/validation/metadata.js';
 
@@ -126,6 +126,6 @@ function toAppError(issues: CodedIssue[]): AppError {
   return new AppError(400, coded.code, `Invalid ${coded.field}: ${coded.issue}`, {
     field: coded.field,
     issue: coded.issue,
-    errors,
+    ...listedIssues(errors),
   });
 }
