@@ -61,6 +61,38 @@ describe('Health, readiness and API documentation', () => {
       expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' }),
     );
     expect(document.components.schemas.ErrorResponseDto.properties.retry_after.type).toBe('integer');
+    // The contract's integers are integers in the schema, not numbers.
+    const integers = [
+      ['QueryDto', 'limit'],
+      ['BatchQueryDto', 'limit'],
+      ['QueryResponseDto', 'query_time_ms'],
+      ['BatchQueryResponseDto', 'query_time_ms'],
+      ['SearchResultDto', 'semantic_rank'],
+      ['SearchResultDto', 'keyword_rank'],
+      ['DatasetResponseDto', 'document_count'],
+      ['DocumentResponseDto', 'size_bytes'],
+      ['DocumentResponseDto', 'chunks_created'],
+      ['DocumentResponseDto', 'processing_time_ms'],
+      ['ProgressDto', 'percent'],
+      ...['DatasetListResponseDto', 'DocumentListResponseDto'].flatMap((list) =>
+        ['total', 'limit', 'offset'].map((property) => [list, property]),
+      ),
+    ];
+    for (const [schema, property] of integers) {
+      const type = document.components.schemas[schema].properties[property].type;
+      expect([schema, property, type]).toEqual([schema, property, 'integer']);
+    }
+    type Parameter = { name: string; schema: { type: string } };
+    for (const path of ['/v1/datasets', '/v1/datasets/{dataset_id}/documents']) {
+      const parameters = document.paths[path].get.parameters as Parameter[];
+      for (const name of ['limit', 'offset']) {
+        expect([path, name, parameters.find((p) => p.name === name)?.schema.type]).toEqual([
+          path,
+          name,
+          'integer',
+        ]);
+      }
+    }
 
     const errorBody = {
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } } },

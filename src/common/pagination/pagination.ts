@@ -15,14 +15,14 @@ const QueryInt = () =>
 
 /** `limit` and `offset` of every list endpoint. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
   @QueryInt()
   @Max(PAGE_SIZE.max, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @IsInt({ message: 'must be an integer' })
   limit: number = PAGE_SIZE.default;
 
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @QueryInt()
   @Max(2_147_483_647, { message: 'is too large' })
   @Min(0, { message: 'must be 0 or more' })
@@ -48,13 +48,13 @@ export function listEnvelope<K extends string, T>(key: K, page: Page<T>, query: 
 
 /** The paging facts of every list response; each list adds its items under a resource-named key. */
 export class PageEnvelopeDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   total!: number;
 
-  @ApiProperty({ example: 20 })
+  @ApiProperty({ type: 'integer', example: 20 })
   limit!: number;
 
-  @ApiProperty({ example: 0 })
+  @ApiProperty({ type: 'integer', example: 0 })
   offset!: number;
 
   @ApiProperty({ example: false })

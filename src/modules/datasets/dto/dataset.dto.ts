@@ -155,7 +155,7 @@ export class DatasetResponseDto {
   @ApiProperty({ example: false })
   is_public!: boolean;
 
-  @ApiProperty({ example: 0 })
+  @ApiProperty({ type: 'integer', example: 0 })
   document_count!: number;
 
   @ApiProperty({ example: 'english', description: 'Language of keyword search' })

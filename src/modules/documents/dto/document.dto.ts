@@ -69,7 +69,7 @@ export class ProgressDto {
   @ApiProperty({ enum: ['upload', 'extraction', 'chunking', 'embedding', 'indexing'], example: 'embedding' })
   stage!: ProcessingStage;
 
-  @ApiProperty({ minimum: 0, maximum: 100, example: 60 })
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 100, example: 60 })
   percent!: number;
 }
 
@@ -94,13 +94,17 @@ export class DocumentResponseDto {
   @ApiPropertyOptional({ description: 'Original file name; present for file uploads', example: 'guide.pdf' })
   filename?: string;
 
-  @ApiProperty({ example: 48213 })
+  @ApiProperty({ type: 'integer', example: 48213 })
   size_bytes!: number;
 
   @ApiProperty({ enum: DOCUMENT_STATUSES, example: 'processing' })
   status!: DocumentStatus;
 
-  @ApiPropertyOptional({ description: 'Number of searchable chunks; when status is ready', example: 12 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Number of searchable chunks; when status is ready',
+    example: 12,
+  })
   chunks_created?: number;
 
   @ApiProperty({ format: 'date-time' })
@@ -109,7 +113,11 @@ export class DocumentResponseDto {
   @ApiProperty(METADATA_DOC)
   metadata!: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Get-document only: time spent processing', example: 1830 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Get-document only: time spent processing',
+    example: 1830,
+  })
   processing_time_ms?: number;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Get-document only: when processing finished' })

@@ -35,6 +35,7 @@ class SearchOptionsDto {
   dataset_id!: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: SEARCH_LIMITS.results.max,
     default: SEARCH_LIMITS.results.default,
@@ -125,13 +126,17 @@ export class SearchResultDto {
   @ApiPropertyOptional({ description: 'explain: cosine similarity', example: 0.81 })
   semantic_score?: number;
 
-  @ApiPropertyOptional({ description: 'explain: rank in the vector leg (1 = best)', example: 1 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'explain: rank in the vector leg (1 = best)',
+    example: 1,
+  })
   semantic_rank?: number;
 
   @ApiPropertyOptional({ description: 'explain: BM25 score', example: 12.4 })
   keyword_score?: number;
 
-  @ApiPropertyOptional({ description: 'explain: rank in the keyword leg', example: 2 })
+  @ApiPropertyOptional({ type: 'integer', description: 'explain: rank in the keyword leg', example: 2 })
   keyword_rank?: number;
 
   @ApiPropertyOptional({ description: 'explain: reranker probability', example: 0.97 })
@@ -142,7 +147,7 @@ export class QueryResponseDto {
   @ApiProperty({ type: [SearchResultDto] })
   results!: SearchResultDto[];
 
-  @ApiProperty({ example: 42 })
+  @ApiProperty({ type: 'integer', example: 42 })
   query_time_ms!: number;
 }
 
@@ -158,6 +163,6 @@ export class BatchQueryResponseDto {
   @ApiProperty({ type: [BatchItemDto] })
   results!: BatchItemDto[];
 
-  @ApiProperty({ example: 120 })
+  @ApiProperty({ type: 'integer', example: 120 })
   query_time_ms!: number;
 }
