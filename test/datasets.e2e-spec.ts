@@ -426,12 +426,12 @@ describe('Datasets API', () => {
       const forOther = await t.http.get(`/v1/datasets/${hidden.body.id}`).set(bearer(key)).expect(404);
       const forMissing = await t.http.get(`/v1/datasets/${missingId}`).set(bearer(key)).expect(404);
       expect(forOther.body).toEqual({
-        error: `Dataset ${hidden.body.id} not found`,
+        error: `Dataset "${hidden.body.id}" not found`,
         code: 'dataset_not_found',
         details: { dataset_id: hidden.body.id },
       });
       expect(forMissing.body).toEqual({
-        error: `Dataset ${missingId} not found`,
+        error: `Dataset "${missingId}" not found`,
         code: 'dataset_not_found',
         details: { dataset_id: missingId },
       });
@@ -443,6 +443,24 @@ describe('Datasets API', () => {
         code: 'dataset_not_found',
         details: { dataset_id: 'not-an-id' },
       });
+    });
+
+    it('shows a long id back cut short, and an empty one quoted', async () => {
+      const long = await t.http
+        .get(`/v1/datasets/${'x'.repeat(5_000)}`)
+        .set(bearer(key))
+        .expect(404);
+      expect(long.body).toEqual({
+        error: `Dataset "${'x'.repeat(64)}…" not found`,
+        code: 'dataset_not_found',
+        details: { dataset_id: `${'x'.repeat(64)}…` },
+      });
+      const empty = await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: '', query: 'x' })
+        .expect(404);
+      expect(empty.body).toMatchObject({ error: 'Dataset "" not found', details: { dataset_id: '' } });
     });
 
     it('serves a public dataset to anonymous callers and to other accounts', async () => {

@@ -51,3 +51,14 @@ export function isId(prefix: IdPrefix, value: string): boolean {
   const match = ID_PATTERN.exec(value);
   return match !== null && match[1] === prefix;
 }
+
+/** The longest id an error echoes whole: ids are 25 characters; a caller may send anything. */
+const SHOWN_ID_LENGTH = 64;
+
+/**
+ * An id as an error shows it back, cut short: a caller may send a 5,000-character one, which the
+ * answer would otherwise hold twice (in the message and in `details`).
+ */
+export function shownId(value: string): string {
+  return value.length > SHOWN_ID_LENGTH ? `${value.slice(0, SHOWN_ID_LENGTH)}…` : value;
+}

@@ -1,10 +1,13 @@
 import { AppError } from 'src/common/errors/app-error.js';
+import { shownId } from 'src/common/ids/ids.js';
 
 export const DATASETS_PER_ACCOUNT = 1_000;
 
 export const DatasetErrors = {
   notFound: (datasetId: string) =>
-    new AppError(404, 'dataset_not_found', `Dataset ${datasetId} not found`, { dataset_id: datasetId }),
+    new AppError(404, 'dataset_not_found', `Dataset "${shownId(datasetId)}" not found`, {
+      dataset_id: shownId(datasetId),
+    }),
   nameConflict: (name: string) =>
     new AppError(409, 'dataset_name_conflict', `A dataset named "${name}" already exists in this account`, {
       field: 'name',

@@ -1,4 +1,5 @@
 import { AppError } from 'src/common/errors/app-error.js';
+import { shownId } from 'src/common/ids/ids.js';
 import { SUPPORTED_EXTENSIONS } from 'src/modules/ingestion/extraction/file-kinds.js';
 
 export const DOCUMENT_LIMITS = {
@@ -9,7 +10,9 @@ export const DOCUMENT_LIMITS = {
 
 export const DocumentErrors = {
   notFound: (documentId: string) =>
-    new AppError(404, 'document_not_found', `Document ${documentId} not found`, { document_id: documentId }),
+    new AppError(404, 'document_not_found', `Document "${shownId(documentId)}" not found`, {
+      document_id: shownId(documentId),
+    }),
   fileTooLarge: () =>
     new AppError(413, 'file_too_large', `Files may be at most ${DOCUMENT_LIMITS.fileBytes} bytes (10 MB)`, {
       limit_bytes: DOCUMENT_LIMITS.fileBytes,

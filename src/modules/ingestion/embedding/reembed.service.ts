@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from 'src/common/errors/app-error.js';
+import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
@@ -23,10 +24,7 @@ export class ReembedService {
     const provider = this.embedding.current();
     if (!provider) throw new AppError(400, 'embedding_unavailable', 'No embedding provider is configured');
     const seq = await this.repository.datasetSeq(datasetId);
-    if (seq === null)
-      throw new AppError(404, 'dataset_not_found', `Dataset ${datasetId} not found`, {
-        dataset_id: datasetId,
-      });
+    if (seq === null) throw DatasetErrors.notFound(datasetId);
     await this.repository.startReembedding(datasetId);
     let done = 0;
     const embedPage = async (page: { seq: string; content: string }[]) => {
