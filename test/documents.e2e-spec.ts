@@ -513,6 +513,45 @@ describe('Documents API', () => {
     expect(again).toMatchObject({ status: 'failed', error: { code: 'invalid_pdf' } });
   });
 
+  it('answers 409 document_processing at once to a reprocess while the document is being indexed', async () => {
+    // Indexing takes the dataset's chunk lock and the document's row, then waits here to delete the
+    // chunks of an earlier run: this transaction holds the table.
+    const own = await createDataset(t.http, key);
+    const lock = await t.sql.connect();
+    let held = true;
+    const release = async () => {
+      if (held) await lock.query('COMMIT');
+      held = false;
+    };
+    try {
+      await lock.query('BEGIN');
+      await lock.query('LOCK TABLE chunks IN SHARE MODE');
+      const response = await uploadText('Indexed while a reprocess comes in.', undefined, own).expect(201);
+      const id = response.body.document_id;
+      await until(async () => {
+        const document = await t.http.get(`${documents(own)}/${id}`).set(bearer(key));
+        return (document.body as DocumentBody).progress?.stage === 'indexing';
+      });
+      // Released after 5 s whatever happens: a reprocess that waited for indexing fails the test below
+      // rather than holding it.
+      const timer = setTimeout(() => void release(), 5_000);
+      const started = performance.now();
+      const conflict = await t.http.post(`${documents(own)}/${id}/reprocess`).set(bearer(key));
+      const waited = performance.now() - started;
+      clearTimeout(timer);
+      expect(conflict.status).toBe(409);
+      expect(conflict.body).toMatchObject({ code: 'document_processing', details: { document_id: id } });
+      expect(waited).toBeLessThan(2_000);
+      await release();
+      const done = await waitForDocument(t.http, key, own, id);
+      expect(done).toMatchObject({ status: 'ready', chunks_created: 1 });
+    } finally {
+      if (held) await lock.query('ROLLBACK');
+      held = false;
+      lock.release();
+    }
+  }, 30_000);
+
   it('replays a multipart upload with the same Idempotency-Key and refuses another file with it', async () => {
     const upload = (content: string, name = 'once.txt') =>
       t.http

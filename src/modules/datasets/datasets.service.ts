@@ -91,6 +91,13 @@ export class DatasetsService {
     return dataset;
   }
 
+  /** The caller's own dataset, read without a lock: the answers of `findOwnedForUpdate`. */
+  async getOwned(caller: AccountPrincipal, datasetId: string): Promise<DatasetEntity> {
+    const dataset = await this.get(caller, datasetId);
+    if (dataset.accountId !== caller.accountId) throw DatasetErrors.notOwner(datasetId);
+    return dataset;
+  }
+
   /**
    * `findOwnedForUpdate` for a transaction that changes the dataset's chunks: the dataset's chunk lock
    * first (`lockDatasetChunks`), then its row, the order every writer of the chunks follows.

@@ -147,8 +147,18 @@ export class DocumentsService {
     });
   }
 
-  /** Runs the pipeline again from the stored bytes, for a ready or failed document. */
+  /**
+   * Runs the pipeline again from the stored bytes, for a ready or failed document. A run under way is
+   * refused first from a read without locks: its indexing holds the dataset's chunk lock for as long as
+   * it writes (seconds for a large file), and a reprocess that waited for the lock would find the run
+   * just ended and start it again. The status is read again under the locks, which decide: another
+   * reprocess may have restarted the document in between.
+   */
   async reprocess(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<DocumentEntity> {
+    const dataset = await this.datasets.getOwned(caller, datasetId);
+    const seen = isId('doc', documentId) ? await this.documents.find(dataset.id, documentId) : null;
+    if (!seen) throw DocumentErrors.notFound(documentId);
+    if (seen.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
     const document = await this.transactions.run(async (tx) => {
       const dataset = await this.datasets.findOwnedForChunkChanges(tx, caller, datasetId);
       const current = isId('doc', documentId)
