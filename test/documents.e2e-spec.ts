@@ -424,6 +424,30 @@ describe('Documents API', () => {
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'no_text_extracted' } });
   });
 
+  it('fails an empty file of every type, and a text file of white space, as no_text_extracted', async () => {
+    const textNames = ['e.txt', 'e.md', 'e.csv', 'e.json', 'e.xml', 'e.yaml', 'e.py'];
+    const uploads: [string, Buffer][] = [
+      ...[...textNames, 'e.pdf', 'e.docx', 'e.pptx', 'e.png', 'e.jpg'].map((name): [string, Buffer] => [
+        name,
+        Buffer.alloc(0),
+      ]),
+      ...textNames.map((name): [string, Buffer] => [`blank-${name}`, Buffer.from(' \n\t\r\n\u200b ')]),
+      ['blank-utf16.json', Buffer.from('\ufeff  \n', 'utf16le')],
+    ];
+    const results = await Promise.all(
+      uploads.map(async ([name, content]) => {
+        const response = await t.http
+          .post(documents())
+          .set(bearer(key))
+          .attach('file', content, name)
+          .expect(201);
+        const done = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+        return [name, done.status, done.error?.code];
+      }),
+    );
+    expect(results).toEqual(uploads.map(([name]) => [name, 'failed', 'no_text_extracted']));
+  });
+
   it('deletes a document with its chunks, postings and bytes, keeping the counts exact', async () => {
     const own = await createDataset(t.http, key);
     const response = await uploadText('Delete me. '.repeat(300), undefined, own).expect(201);

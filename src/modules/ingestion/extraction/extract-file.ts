@@ -1,3 +1,4 @@
+import { isVisibleText } from 'src/common/validation/json-value.js';
 import {
   type ExtractedText,
   withoutControlCharacters,
@@ -11,6 +12,7 @@ import {
   extractYaml,
 } from 'src/modules/ingestion/extraction/structured.extractor.js';
 import { decodeText } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /** The kinds whose text is read from the file itself (images go to OCR). */
 export type ParsedKind = Exclude<DocumentKind, 'image'>;
@@ -33,18 +35,30 @@ function extractRaw(kind: ParsedKind, bytes: Buffer): Promise<ExtractedText> | E
     case 'pptx':
       return extractPptx(bytes);
     case 'csv':
-      return extractCsv(decodeText(bytes).text);
+      return extractCsv(textOf(kind, bytes));
     case 'json':
-      return extractJson(decodeText(bytes).text);
+      return extractJson(textOf(kind, bytes));
     case 'xml':
-      return extractXml(decodeText(bytes).text);
+      return extractXml(textOf(kind, bytes));
     case 'yaml':
-      return extractYaml(decodeText(bytes).text);
+      return extractYaml(textOf(kind, bytes));
     case 'markdown':
-      return { format: 'markdown', sections: [{ text: decodeText(bytes).text }] };
+      return { format: 'markdown', sections: [{ text: textOf(kind, bytes) }] };
     case 'code':
-      return { format: 'code', sections: [{ text: decodeText(bytes).text }] };
+      return { format: 'code', sections: [{ text: textOf(kind, bytes) }] };
     case 'text':
-      return { format: 'prose', sections: [{ text: decodeText(bytes).text }] };
+      return { format: 'prose', sections: [{ text: textOf(kind, bytes) }] };
   }
+}
+
+/**
+ * The decoded text of a text file. One of white space and invisible characters alone has no text
+ * whatever its format: it fails with `no_text_extracted` before a parser sees it, as a .txt file does,
+ * rather than with the parser's words for empty input (`invalid_document`), or as a CSV of one blank
+ * header and one blank value (`" : "`, which was ready with that chunk).
+ */
+function textOf(kind: ParsedKind, bytes: Buffer): string {
+  const { text } = decodeText(bytes);
+  if (!isVisibleText(text)) throw IngestionErrors.noText(kind);
+  return text;
 }

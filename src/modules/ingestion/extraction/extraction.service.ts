@@ -60,6 +60,8 @@ export class ExtractionService implements OnApplicationShutdown {
   }
 
   async extract(kind: DocumentKind, bytes: Buffer): Promise<ExtractedText> {
+    // An empty file has no text, whatever its type: not a broken PDF, DOCX or image to its reader.
+    if (bytes.length === 0) throw IngestionErrors.noText(kind);
     if (kind === 'image') return withoutControlCharacters(await this.ocr.extract(bytes));
     let reply: ExtractionReply;
     try {
