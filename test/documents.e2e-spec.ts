@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import type { Test } from 'supertest';
 import { addDocument, createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
+import { blackPng } from './utils/png.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
 
@@ -264,6 +265,25 @@ describe('Documents API', () => {
       expect((await datasetCounts()).documents).toBe(before.documents);
     },
   );
+
+  it('fails an image over OCR_MAX_PIXELS with image_too_large, also past sharp’s own limit of 268,402,689 pixels', async () => {
+    const sizes = [
+      [10_000, 5_000],
+      [16_384, 16_384],
+    ];
+    for (const [width, height] of sizes) {
+      const response = await t.http
+        .post(documents())
+        .set(bearer(key))
+        .attach('file', blackPng(width, height), 'large.png')
+        .expect(201);
+      const failed = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+      expect(failed).toMatchObject({
+        status: 'failed',
+        error: { code: 'image_too_large', details: { pixels: width * height, limit_pixels: 40_000_000 } },
+      });
+    }
+  });
 
   it('fails a JSON file nested 50,000 levels deep at once with invalid_document, not after retries', async () => {
     const deep = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000);

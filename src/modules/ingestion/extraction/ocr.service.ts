@@ -29,7 +29,11 @@ export class OcrService implements OnApplicationShutdown {
   async extract(bytes: Buffer): Promise<ExtractedText> {
     let pixels: number;
     try {
-      const { width = 0, height = 0 } = await sharp(bytes).metadata();
+      // The header alone, without sharp's own limit of 268,402,689 pixels, which OCR_MAX_PIXELS (up to
+      // 1e9) may pass: under it, a larger image was refused here as invalid_document ("Input image
+      // exceeds pixel limit") rather than as image_too_large. metadata() decodes no pixels, so the
+      // configured limit below is the one that governs.
+      const { width = 0, height = 0 } = await sharp(bytes, { limitInputPixels: false }).metadata();
       pixels = width * height;
     } catch (error) {
       throw IngestionErrors.invalidDocument('image', (error as Error).message);
