@@ -203,6 +203,11 @@ describe('Documents API', () => {
     ['empty', ''],
     ['only white space', '  \n\t '],
     ['only zero-width spaces', '\u200b\u200b\u200b'],
+    // Neither white space nor format characters, so each alone was accepted and indexed as a blank chunk.
+    ['only the Hangul filler U+3164', '\u3164'],
+    ['only Hangul fillers and the combining grapheme joiner', '\u115f\u1160\uffa0\u034f'],
+    ['only Khmer inherent vowels and a variation selector', '\u17b4\u17b5\ufe0f'],
+    ['only the braille blank and the object replacement character', '\u2800 \ufffc'],
     ['missing', undefined],
     ['not a string', 42],
     // Both were stored altered (U+0000 dropped, the surrogate as U+FFFD), with 201.
@@ -466,6 +471,16 @@ describe('Documents API', () => {
       }),
     );
     expect(results).toEqual(uploads.map(([name]) => [name, 'failed', 'no_text_extracted']));
+  });
+
+  it('fails a file of Hangul fillers alone as no_text_extracted (it was ready, one blank chunk)', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from('\u3164'), 'filler.txt')
+      .expect(201);
+    const failed = await waitForDocument(t.http, key, datasetId, response.body.document_id);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'no_text_extracted' } });
   });
 
   it('deletes a document with its chunks, postings and bytes, keeping the counts exact', async () => {

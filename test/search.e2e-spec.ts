@@ -300,6 +300,7 @@ describe('Keyword search (BM25)', () => {
     ['a query with U+0000', { query: 'cell\u0000' }, 'validation_error'],
     ['a whitespace-only query', { query: ' \t\n ' }, 'validation_error'],
     ['a query of invisible characters alone', { query: '\u200b\ufeff\u2060' }, 'validation_error'],
+    ['a query of Hangul fillers alone', { query: '\u3164\u115f' }, 'validation_error'],
     ['limit as a string', { query: 'cell', limit: '5' }, 'validation_error'],
     ['limit as a boolean', { query: 'cell', limit: true }, 'validation_error'],
     ['an unknown field named constructor', { query: 'cell', constructor: 1 }, 'validation_error'],

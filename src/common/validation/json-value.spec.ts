@@ -38,4 +38,31 @@ describe('isVisibleText', () => {
       expect(isVisibleText(text)).toBe(false);
     },
   );
+
+  // Each of these alone was a ready document of one blank chunk, and a query that matched nothing.
+  it.each([
+    ['the Hangul filler', '\u3164'],
+    ['the Hangul choseong filler', '\u115f'],
+    ['the Hangul jungseong filler', '\u1160'],
+    ['the halfwidth Hangul filler', '\uffa0'],
+    ['the combining grapheme joiner', '\u034f'],
+    ['the Khmer inherent vowel AQ', '\u17b4'],
+    ['the Khmer inherent vowel AA', '\u17b5'],
+    ['a variation selector', '\ufe0f'],
+    ['a supplementary variation selector', '\udb40\udd00'],
+    ['the braille pattern blank', '\u2800'],
+    ['the object replacement character', '\ufffc'],
+    ['a tag character', '\udb40\udc20'],
+    ['the soft hyphen', '\u00ad'],
+    ['all of them with white space', ' \u3164\u2800\ufffc\n\u115f\ufe0f '],
+  ])('sees nothing in %s alone', (_name, text) => {
+    expect(isVisibleText(text)).toBe(false);
+  });
+
+  it.each(['\u3164a', 'ㄱ', '한', '\u2801', '❤\ufe0f', '\ufffd'])(
+    'still sees %j, beside or near the invisible ones',
+    (text) => {
+      expect(isVisibleText(text)).toBe(true);
+    },
+  );
 });

@@ -33,12 +33,19 @@ export function IsStorableText(validationOptions?: ValidationOptions) {
   };
 }
 
-/** A character that shows: not white space, a control character or an invisible format character. */
-const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}]/u;
+/**
+ * A character that shows: not white space, a control (Cc) or format (Cf) character, nor one that
+ * Unicode says to render as nothing when unsupported (Default_Ignorable_Code_Point: the Hangul fillers
+ * U+115F, U+1160, U+3164 and U+FFA0, the combining grapheme joiner, variation selectors, U+17B4 and
+ * U+17B5, ...), nor the braille pattern blank U+2800 and the object replacement character U+FFFC,
+ * which render as blank space or as a placeholder for something that is not there.
+ */
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800\uFFFC]/u;
 
 /**
  * Whether a text has anything to read. `trim` leaves zero-width spaces (U+200B), joiners and byte order
- * marks: a file of them alone became a ready document of one invisible chunk.
+ * marks: a file of them alone became a ready document of one invisible chunk. So did the Hangul filler
+ * U+3164 alone, which is neither white space nor a format character.
  */
 export function isVisibleText(text: string): boolean {
   return VISIBLE.test(text);

@@ -100,7 +100,11 @@ describe('chunkText', () => {
   });
 
   it('makes no chunk of a page or a paragraph of invisible characters alone', () => {
-    const extracted = pages('Page one.\n\n\u200b\u200c', '\u200b\u2060\ufeff', 'Page three.');
+    const extracted = pages(
+      'Page one.\n\n\u200b\u200c\n\n\u3164\u3164',
+      '\u200b\u2060\ufeff\n\n\u2800\ufffc\u034f\ufe0f',
+      'Page three.',
+    );
     const chunks = chunkText(extracted, words, options);
     expect(chunks.map((c) => [c.content, c.page])).toEqual([
       ['Page one.', 1],

@@ -74,7 +74,7 @@ const SENTENCE_LOOKAHEAD = 256;
  * A character that shows, as `isVisibleText` (src/common/validation) has it; repeated here because this
  * file imports nothing at run time (its heap test runs it alone, in a process of its own).
  */
-const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}]/u;
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800\uFFFC]/u;
 const HEADING = /^#{1,6}\s/;
 const DEFINITION =
   /^(?:export\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*(?:def|class|function|func|fn|interface|struct|impl|module|sub)\b/;
