@@ -55,6 +55,14 @@ describe('Datasets API', () => {
       ['not a string', 42, 'must be a string'],
       ['holding U+0000', 'a\u0000b', 'must not contain the character U+0000'],
       ['holding an unpaired surrogate', 'a\ud800b', 'must not contain unpaired UTF-16 surrogates'],
+      // Each of these was 201: a name that shows as nothing, or one that rings or recolours a terminal.
+      ['a zero-width space alone', '\u200b', 'must contain visible text'],
+      ['a soft hyphen alone', '\u00ad', 'must contain visible text'],
+      ['a Hangul filler alone', ' \u3164 ', 'must contain visible text'],
+      ['a bell', '\u0007', 'must not contain control characters'],
+      ['a terminal escape sequence', '\u001b[31mred', 'must not contain control characters'],
+      ['a line break inside', 'two\nlines', 'must not contain control characters'],
+      ['a C1 control inside', 'next\u0085line', 'must not contain control characters'],
     ])('answers 400 invalid_name for a name that is %s', async (_case, name, issue) => {
       const response = await create({ name }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', issue } });
@@ -292,6 +300,18 @@ describe('Datasets API', () => {
       await create({ name: 'Unique Name' }).expect(201);
       const response = await create({ name: 'unique name' }).expect(409);
       expect(response.body).toMatchObject({ code: 'dataset_name_conflict', details: { field: 'name' } });
+    });
+
+    it('stores a name in NFC, so that its composed and decomposed forms are one name (409)', async () => {
+      const decomposed = await create({ name: 'Cafe\u0301 menu' }).expect(201);
+      expect(decomposed.body.name).toBe('Caf\u00e9 menu');
+      const composed = await create({ name: 'CAF\u00c9 MENU' }).expect(409);
+      expect(composed.body.code).toBe('dataset_name_conflict');
+    });
+
+    it('keeps a name that is visible beside format characters, as sent', async () => {
+      const response = await create({ name: 'Zero\u200bwidth \u3164 \u2764\ufe0f' }).expect(201);
+      expect(response.body.name).toBe('Zero\u200bwidth \u3164 \u2764\ufe0f');
     });
 
     it('lets two accounts use the same name', async () => {
@@ -535,6 +555,24 @@ describe('Datasets API', () => {
         .send({ name: '  Renamed  ', description: null, is_public: true })
         .expect(200);
       expect(response.body).toMatchObject({ name: 'Renamed', description: null, is_public: true });
+    });
+
+    it('refuses invisible and control-character names on update too, and stores a rename in NFC', async () => {
+      const created = await create({ name: 'Rename me in NFC' }).expect(201);
+      const path = `/v1/datasets/${created.body.id}`;
+      for (const [name, issue] of [
+        ['\u200b', 'must contain visible text'],
+        ['\u001b[2J', 'must not contain control characters'],
+      ]) {
+        const response = await t.http.patch(path).set(bearer(key)).send({ name }).expect(400);
+        expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', issue } });
+      }
+      const renamed = await t.http
+        .patch(path)
+        .set(bearer(key))
+        .send({ name: 'Re\u0301sume\u0301' })
+        .expect(200);
+      expect(renamed.body.name).toBe('R\u00e9sum\u00e9');
     });
 
     it('answers 409 when renaming onto another dataset of the account', async () => {

@@ -1,4 +1,4 @@
-import { codePointCount, isVisibleText } from 'src/common/validation/json-value.js';
+import { codePointCount, isVisibleText, labelIssue } from 'src/common/validation/json-value.js';
 
 describe('codePointCount', () => {
   it.each([
@@ -65,4 +65,27 @@ describe('isVisibleText', () => {
       expect(isVisibleText(text)).toBe(true);
     },
   );
+});
+
+describe('labelIssue', () => {
+  it.each(['Docs', 'Caf\u00e9', '\u2764\ufe0f', 'a\u200bb', '日本語 データ', 'tab\u00a0less'])(
+    'accepts %j',
+    (label) => {
+      expect(labelIssue(label)).toBeNull();
+    },
+  );
+
+  it.each([
+    ['\u0007', 'must not contain control characters'],
+    ['\u001b[31mred', 'must not contain control characters'],
+    ['a\tb', 'must not contain control characters'],
+    ['a\u007fb', 'must not contain control characters'],
+    ['a\u009bb', 'must not contain control characters'],
+    ['\u200b', 'must contain visible text'],
+    ['\u00ad', 'must contain visible text'],
+    ['\u3164\u2800', 'must contain visible text'],
+    ['', 'must contain visible text'],
+  ])('refuses %j: %s', (label, issue) => {
+    expect(labelIssue(label)).toBe(issue);
+  });
 });

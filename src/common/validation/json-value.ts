@@ -51,6 +51,37 @@ export function isVisibleText(text: string): boolean {
   return VISIBLE.test(text);
 }
 
+/** A control character (Unicode Cc): C0, DEL and C1, the terminal's escape U+001B among them. */
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Why a string cannot be a label people read in a list (a dataset's name), or null when it can: no
+ * control characters (a bell, or an escape sequence that recolours a terminal which prints the list;
+ * a tab or newline inside one line), and something visible (`isVisibleText`): `\u200b` or `\u00ad`
+ * alone names nothing a person could tell apart or type.
+ */
+export function labelIssue(value: string): string | null {
+  if (CONTROL.test(value)) return 'must not contain control characters';
+  if (!isVisibleText(value)) return 'must contain visible text';
+  return null;
+}
+
+/** Property decorator: a label as `labelIssue` has it. Other types pass, for the type's own rule to refuse. */
+export function IsVisibleLabel(validationOptions?: ValidationOptions) {
+  return (target: object, propertyName: string) => {
+    registerDecorator({
+      name: 'isVisibleLabel',
+      target: target.constructor,
+      propertyName,
+      options: validationOptions,
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || labelIssue(value) === null,
+        defaultMessage: (args) => labelIssue(String(args?.value)) ?? 'is invalid',
+      },
+    });
+  };
+}
+
 /**
  * The characters of a string as the API's limits count them: Unicode code points (a surrogate pair is
  * one, as an emoji is; a lone surrogate is one too), counted without copying the string into an array

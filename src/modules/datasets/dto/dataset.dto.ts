@@ -2,11 +2,17 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
-import { CodePointLength, IsStorableText } from 'src/common/validation/json-value.js';
+import { CodePointLength, IsStorableText, IsVisibleLabel } from 'src/common/validation/json-value.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+/**
+ * Names are stored trimmed and in Unicode's composed form (NFC), so that `é` typed as one character
+ * and as `e` with a combining accent (as macOS file names have it) are one name, which the unique index
+ * on `lower(name)` then compares.
+ */
+const normalizeName = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.normalize('NFC').trim() : value;
 const NAME_RULE = { context: { code: 'invalid_name' } };
 const NAME_LENGTH = { ...NAME_RULE, message: 'must be 1-200 characters after trimming' };
 
@@ -55,10 +61,12 @@ export class CreateDatasetDto {
     minLength: 1,
     maxLength: 200,
     example: 'Product manuals',
-    description: 'Unique in the account, case-insensitively; trimmed',
+    description:
+      'Unique in the account, case-insensitively; trimmed and stored in NFC; no control characters, and something visible',
   })
   // class-validator runs the rule nearest the property first, and reports only the first that fails.
-  @Transform(trim)
+  @Transform(normalizeName)
+  @IsVisibleLabel(NAME_RULE)
   @IsStorableText(NAME_RULE)
   @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
@@ -100,7 +108,8 @@ export class CreateDatasetDto {
 export class UpdateDatasetDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Product manuals (2026)' })
   @ValidateIf((_, value) => value !== undefined)
-  @Transform(trim)
+  @Transform(normalizeName)
+  @IsVisibleLabel(NAME_RULE)
   @IsStorableText(NAME_RULE)
   @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
