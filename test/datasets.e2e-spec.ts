@@ -188,6 +188,13 @@ describe('Datasets API', () => {
       ['a string with U+0000', { a: 'nul\u0000byte' }],
       ['a string with an unpaired surrogate', { a: 'half \ud83d' }],
       ['a key with an unpaired surrogate', { '\udc00': 1 }],
+      // The key rules held at the top level only: each of these was 201.
+      ['a nested key starting with $', { a: { $x: 1 } }],
+      ['a nested empty key', { a: { '': 1 } }],
+      ['a nested key of 300 characters', { a: { ['k'.repeat(300)]: 1 } }],
+      ['a nested null value', { a: { b: null } }],
+      ['a key starting with $ in an object in an array', { a: [{ $gt: 1 }] }],
+      ['a null in an array', { tags: ['x', null] }],
     ])('answers 400 invalid_metadata for metadata that is %s', async (_case, metadata) => {
       const response = await create({ name: `Bad metadata ${_case}`, metadata }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
@@ -598,6 +605,23 @@ describe('Datasets API', () => {
       expect(
         (await t.http.patch(path).set(bearer(key)).send({ is_public: null }).expect(400)).body.code,
       ).toBe('validation_error');
+    });
+
+    it('removes a top-level key set to null in a PATCH, and refuses a nested null or key rule broken', async () => {
+      const created = await create({ name: 'Patch nested', metadata: { a: { b: 1, c: 2 }, d: 3 } }).expect(
+        201,
+      );
+      const path = `/v1/datasets/${created.body.id}`;
+      for (const metadata of [{ a: { b: null } }, { a: { $x: 1 } }, { a: { '': 1 } }, { a: [null] }]) {
+        const response = await t.http.patch(path).set(bearer(key)).send({ metadata }).expect(400);
+        expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
+      }
+      const patched = await t.http
+        .patch(path)
+        .set(bearer(key))
+        .send({ metadata: { a: { c: 2 }, d: null } })
+        .expect(200);
+      expect(patched.body.metadata).toEqual({ a: { c: 2 } });
     });
 
     it('refuses unknown fields and non-object metadata in a PATCH', async () => {

@@ -199,6 +199,13 @@ describe('Documents API', () => {
     expect(response.body.code).toBe('content_too_large');
   });
 
+  it('answers 400 invalid_metadata for JSON content with a nested key that breaks the key rules', async () => {
+    for (const metadata of [{ a: { $x: 1 } }, { a: { '': 1 } }, { a: { b: null } }]) {
+      const response = await uploadText('Nested metadata.', metadata).expect(400);
+      expect(response.body).toMatchObject({ code: 'invalid_metadata', details: { field: 'metadata' } });
+    }
+  });
+
   it.each([
     ['empty', ''],
     ['only white space', '  \n\t '],
@@ -309,7 +316,7 @@ describe('Documents API', () => {
   });
 
   it('answers 400 invalid_metadata for multipart metadata that is not a JSON object', async () => {
-    for (const metadata of ['not json', '[1,2]', '{"$bad": 1}']) {
+    for (const metadata of ['not json', '[1,2]', '{"$bad": 1}', '{"a": {"$bad": 1}}', '{"a": {"b": null}}']) {
       const response = await t.http
         .post(documents())
         .set(bearer(key))

@@ -20,8 +20,29 @@ describe('metadataIssue', () => {
     [{ a: { '\udfff': 1 } }, 'must not contain unpaired UTF-16 surrogates'],
     [{ a: [1, Infinity] }, 'must not hold numbers beyond ±1.8e308'],
     [JSON.parse('{"a": {"constructor": 1}}'), 'must not use the reserved key "constructor"'],
+    [{ a: { $x: 1 } }, 'key "a.$x" must not start with "$"'],
+    [{ a: { b: [{ $in: 1 }] } }, 'key "a.b[0].$in" must not start with "$"'],
+    [{ a: { '': 1 } }, 'keys must be 1-256 characters (a key in "a")'],
+    [{ a: [{ ['k'.repeat(257)]: 1 }] }, 'keys must be 1-256 characters (a key in "a[0]")'],
+    [{ a: { b: null } }, 'key "a.b" must not be null'],
+    [{ a: { b: { c: null } } }, 'key "a.b.c" must not be null'],
+    [{ a: ['x', null] }, '"a[1]" must not be null'],
   ])('refuses %j: %s', (value, issue) => {
     expect(metadataIssue(value)).toBe(issue);
+  });
+
+  it('applies the key rules at every level, and accepts keys of 256 characters there', () => {
+    const key = '🔎'.repeat(256);
+    expect(metadataIssue({ a: { [key]: { [key]: [{ [key]: 'x' }] } } })).toBeNull();
+    expect(metadataIssue({ a: { b: { c: { d: { ['$e']: 1 } } } } })).toBe(
+      'key "a.b.c.d.$e" must not start with "$"',
+    );
+  });
+
+  it('lets a PATCH remove top-level keys with null, but not nested ones, which would be stored', () => {
+    expect(metadataIssue({ a: null, b: { c: 1 } }, true)).toBeNull();
+    expect(metadataIssue({ a: { b: null } }, true)).toBe('key "a.b" must not be null');
+    expect(metadataIssue({ a: [null] }, true)).toBe('"a[0]" must not be null');
   });
 
   it('accepts characters outside the BMP, whose surrogates come in pairs', () => {

@@ -129,7 +129,8 @@ export class UpdateDatasetDto {
 
   @ApiPropertyOptional({
     ...METADATA_DOC,
-    description: 'Merged into the existing metadata, key by key; a key set to null is removed',
+    description:
+      'Merged into the existing metadata, top-level key by key: a key set to null is removed, any other value replaces the key whole (null is refused below the top level)',
     example: { team: 'docs', obsolete_key: null },
   })
   @AsSent()
