@@ -113,14 +113,20 @@ export const CommonErrors = {
       received: received ?? null,
       allowed,
     }),
-  /** 415 as RFC 7694 has it, for a body in a content coding the server does not decode. */
-  unsupportedContentEncoding: (received: string | undefined) =>
+  /**
+   * 415 as RFC 7694 has it, for a body in a content coding the server does not decode: those it does
+   * are `decoded` (JSON bodies' by default; an upload is read as sent).
+   */
+  unsupportedContentEncoding: (received: string | undefined, decoded: readonly string[] = REQUEST_CODINGS) =>
     new AppError(
       415,
       'unsupported_media_type',
-      `Content-Encoding ${received} is not supported; send the body as it is, or in one of ${REQUEST_CODINGS.join(', ')}`,
-      { content_encoding: received ?? null, allowed: ['identity', ...REQUEST_CODINGS] },
+      `Content-Encoding ${received} is not supported; send the body as it is` +
+        (decoded.length > 0 ? `, or in one of ${decoded.join(', ')}` : ''),
+      { content_encoding: received ?? null, allowed: ['identity', ...decoded] },
     ),
+  requestAborted: () =>
+    new AppError(400, 'request_aborted', 'The client closed the request before its body was read'),
   idempotencyKeyReused: () =>
     new AppError(
       422,

@@ -111,11 +111,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
             'application/json; charset=utf-8',
           ]);
         case 'request.aborted':
-          return new AppError(
-            400,
-            'request_aborted',
-            'The client closed the request before its body was read',
-          );
+          return CommonErrors.requestAborted();
       }
     }
     if (isDatabaseUnavailable(cause)) return CommonErrors.databaseUnavailable();

@@ -36,6 +36,10 @@ export class UploadInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<Request>();
     if (!request.is('multipart/form-data')) return next.handle();
+    // Uploads are read as sent: multer does not decode a content coding, and a compressed body was
+    // refused as malformed multipart, or an unknown coding stored as it came.
+    const coding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (coding && coding !== 'identity') throw CommonErrors.unsupportedContentEncoding(coding, []);
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > DOCUMENT_LIMITS.fileBytes + MULTIPART_OVERHEAD_BYTES) throw DocumentErrors.fileTooLarge();
     try {
@@ -43,6 +47,8 @@ export class UploadInterceptor implements NestInterceptor {
     } catch (error) {
       if (error instanceof PayloadTooLargeException) throw DocumentErrors.fileTooLarge();
       if (error instanceof BadRequestException) throw malformedUpload(error.cause);
+      // The client went away mid-upload: its fault, not the server's (multer's plain Error said 500).
+      if (!request.complete) throw CommonErrors.requestAborted();
       throw error;
     }
   }
@@ -51,6 +57,10 @@ export class UploadInterceptor implements NestInterceptor {
 /** A multipart body multer refused, as the contract's validation error naming the part at fault. */
 function malformedUpload(cause: unknown): AppError {
   const { code = '', field, message } = (cause ?? {}) as { code?: string; field?: string; message?: string };
+  // Too large is one of the metadata's own problems, refused with its code as the others are.
+  if (code === 'LIMIT_FIELD_VALUE' && field === 'metadata') {
+    return CommonErrors.invalidMetadata(`must be at most ${FIELD_BYTES / 1024} KB`);
+  }
   const [part, issue] = refusal(code, field, message);
   return CommonErrors.validation([{ field: part, issue }]);
 }
