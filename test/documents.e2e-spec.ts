@@ -365,6 +365,19 @@ describe('Documents API', () => {
     },
   );
 
+  it('answers 400 for a file name over 255 characters, saying so', async () => {
+    const response = await t.http
+      .post(documents())
+      .set(bearer(key))
+      .attach('file', Buffer.from('x'), `${'n'.repeat(300)}.txt`)
+      .expect(400);
+    expect(response.body).toMatchObject({
+      error: 'Invalid request: file name must be 1-255 characters',
+      code: 'validation_error',
+      details: { field: 'file', issue: 'name must be 1-255 characters' },
+    });
+  });
+
   it('answers 400 invalid_metadata for multipart metadata over 64 KB, as for its other problems', async () => {
     const response = await t.http
       .post(documents())

@@ -64,7 +64,7 @@ export class DocumentsService {
     metadata: Record<string, unknown> = {},
   ): Promise<NewUpload> {
     const issue = filenameIssue(filename);
-    if (issue) throw CommonErrors.validation([{ field: 'file', issue: `its name ${issue}` }]);
+    if (issue) throw CommonErrors.validation([{ field: 'file', issue: `name ${issue}` }]);
     const detection = await detectFileType(filename, content);
     if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason, detection.detectedType);
     return { filename, content, type: detection.type, metadata };
