@@ -15,23 +15,26 @@ export function stringIssue(value: string): string | null {
 }
 
 /**
- * Property decorator: a string PostgreSQL can store as sent (`stringIssue`). Other types pass, for
- * the type's own rule to refuse.
+ * A property decorator from a rule that says what is wrong with a string, or null; values of other
+ * types pass, for the type's own rule to refuse.
  */
-export function IsStorableText(validationOptions?: ValidationOptions) {
-  return (target: object, propertyName: string) => {
+function stringRule(name: string, issue: (value: string) => string | null) {
+  return (validationOptions?: ValidationOptions) => (target: object, propertyName: string) => {
     registerDecorator({
-      name: 'isStorableText',
+      name,
       target: target.constructor,
       propertyName,
       options: validationOptions,
       validator: {
-        validate: (value: unknown) => typeof value !== 'string' || stringIssue(value) === null,
-        defaultMessage: (args) => stringIssue(String(args?.value)) ?? 'is invalid',
+        validate: (value: unknown) => typeof value !== 'string' || issue(value) === null,
+        defaultMessage: (args) => issue(String(args?.value)) ?? 'is invalid',
       },
     });
   };
 }
+
+/** Property decorator: a string PostgreSQL can store as sent (`stringIssue`). */
+export const IsStorableText = stringRule('isStorableText', stringIssue);
 
 /**
  * A character that shows: not white space, a control (Cc) or format (Cf) character, nor one that
@@ -66,21 +69,8 @@ export function labelIssue(value: string): string | null {
   return null;
 }
 
-/** Property decorator: a label as `labelIssue` has it. Other types pass, for the type's own rule to refuse. */
-export function IsVisibleLabel(validationOptions?: ValidationOptions) {
-  return (target: object, propertyName: string) => {
-    registerDecorator({
-      name: 'isVisibleLabel',
-      target: target.constructor,
-      propertyName,
-      options: validationOptions,
-      validator: {
-        validate: (value: unknown) => typeof value !== 'string' || labelIssue(value) === null,
-        defaultMessage: (args) => labelIssue(String(args?.value)) ?? 'is invalid',
-      },
-    });
-  };
-}
+/** Property decorator: a label as `labelIssue` has it. */
+export const IsVisibleLabel = stringRule('isVisibleLabel', labelIssue);
 
 /**
  * The characters of a string as the API's limits count them: Unicode code points (a surrogate pair is
