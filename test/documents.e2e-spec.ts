@@ -534,6 +534,11 @@ describe('Documents API', () => {
       ]),
       ...textNames.map((name): [string, Buffer] => [`blank-${name}`, Buffer.from(' \n\t\r\n\u200b ')]),
       ['blank-utf16.json', Buffer.from('\ufeff  \n', 'utf16le')],
+      // Blank values between a format's own delimiters: nothing to read either.
+      ['delimiters.csv', Buffer.from(' , \n , \n')],
+      ['blank-header.csv', Buffer.from(' , \n')],
+      ['fillers.csv', Buffer.from('\u3164,\u3164\n\u3164,\u3164\n')],
+      ['fillers.json', Buffer.from('{"\u3164": "\u3164", "a": [" ", {"b": ""}]}')],
     ];
     const results = await Promise.all(
       uploads.map(async ([name, content]) => {

@@ -1,3 +1,4 @@
+import { isVisibleText } from 'src/common/validation/json-value.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
 import {
@@ -76,7 +77,8 @@ export function flatten(documents: readonly unknown[], kind: string): string[] {
       typeof value === 'bigint'
     ) {
       const text = String(value).trim();
-      if (text === '') return;
+      // A value with nothing to read is no content, and its key alone is none either.
+      if (!isVisibleText(text)) return;
       const line = path ? `${path}: ${text}` : text;
       characters += line.length + 1;
       if (characters > MAX_FLATTENED_CHARACTERS) {
@@ -267,14 +269,14 @@ export function extractCsv(text: string): ExtractedText {
   }
   if (rows.length === 0) return { format: 'records', sections: [] };
   const [header, ...body] = rows;
+  // Cells with nothing to read are left out, with their headers: a CSV of blank cells has no text.
   const lines =
     body.length === 0
-      ? [header.join(' | ')]
+      ? [header.filter(isVisibleText).join(' | ')]
       : body.map((row) =>
           row
-            .map((cell, i) => (header[i] ? `${header[i]}: ${cell}` : cell))
-            .filter((cell) => cell.trim() !== '')
+            .flatMap((cell, i) => (isVisibleText(cell) ? [header[i] ? `${header[i]}: ${cell}` : cell] : []))
             .join(' | '),
         );
-  return { format: 'records', sections: [{ text: lines.join('\n') }] };
+  return { format: 'records', sections: [{ text: lines.filter((line) => line !== '').join('\n') }] };
 }
