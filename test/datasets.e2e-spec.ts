@@ -165,11 +165,19 @@ describe('Datasets API', () => {
       expect(JSON.stringify(response.body).length).toBeLessThan(2_000);
     });
 
-    it('lists the first 20 issues when a field decides the code', async () => {
+    it('lists the issue that decides the code first, within the 20', async () => {
       const unknown = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`extra${i}`, i]));
-      const response = await create({ name: '', ...unknown }).expect(400);
+      const response = await create({ ...unknown, name: '' }).expect(400);
       expect(response.body).toMatchObject({ code: 'invalid_name', details: { field: 'name', omitted: 11 } });
       expect(response.body.details.errors).toHaveLength(20);
+      expect(response.body.details.errors[0]).toEqual({ field: 'name', issue: response.body.details.issue });
+    });
+
+    it('lists 20 issues whole, without omitted', async () => {
+      const unknown = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`extra${i}`, i]));
+      const response = await create({ name: 'Twenty unknown fields', ...unknown }).expect(400);
+      expect(response.body.details.errors).toHaveLength(20);
+      expect(response.body.details).not.toHaveProperty('omitted');
     });
 
     it('refuses a body that is not a JSON object', async () => {

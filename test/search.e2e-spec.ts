@@ -421,7 +421,7 @@ describe('Filters', () => {
       { reviewed: { $nin: [true] }, year: { $lt: 2012 } },
       [1, 2, 3, 4, 5, 6, 7, 8, 9, 11],
     ],
-    ['$in on a number written with a fraction', { year: { $in: [2003.0, 2004.5] } }, [3]],
+    ['$in with a value no document holds', { year: { $in: [2003, 2004.5] } }, [3]],
     ['two $in lists', { year: { $in: [2003, 2004, 2010] }, tags: { $in: ['even', 'x'] } }, [4, 10]],
     ['a dotted key with $in either way', { 'release.channel': { $in: ['beta', 'none'] } }, [8, 9]],
     ['a nested array with $in', { 'author.langs': { $in: ['fr', 'de'] } }, [7]],

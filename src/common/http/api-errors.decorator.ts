@@ -12,7 +12,7 @@ import {
 export class ErrorResponseDto {
   @ApiProperty({
     description: 'Human-readable message',
-    example: 'Dataset ds_4Jq0Zt6mYwQ1bR8sVx3nLp not found',
+    example: 'Dataset "ds_4Jq0Zt6mYwQ1bR8sVx3nLp" not found',
   })
   error!: string;
 

@@ -1,4 +1,4 @@
-import { isId, newId, randomBase62 } from 'src/common/ids/ids.js';
+import { isId, newId, randomBase62, shownId } from 'src/common/ids/ids.js';
 
 describe('ids', () => {
   it('makes prefixed ids of 22 base62 characters', () => {
@@ -30,5 +30,18 @@ describe('ids', () => {
     expect(isId('doc', id)).toBe(false);
     expect(isId('ds', `${id}x`)).toBe(false);
     expect(isId('ds', "ds_' OR 1=1 --")).toBe(false);
+  });
+});
+
+describe('shownId', () => {
+  it('keeps an id of up to 64 characters whole', () => {
+    expect(shownId('ds_4Jq0Zt6mYwQ1bR8sVx3nLp')).toBe('ds_4Jq0Zt6mYwQ1bR8sVx3nLp');
+    expect(shownId('x'.repeat(64))).toBe('x'.repeat(64));
+  });
+
+  it('cuts a longer one, never between the halves of a surrogate pair', () => {
+    expect(shownId('x'.repeat(65))).toBe(`${'x'.repeat(64)}…`);
+    // The 64th unit is the first half of an emoji: the cut comes before it.
+    expect(shownId(`${'x'.repeat(63)}😀${'x'.repeat(10)}`)).toBe(`${'x'.repeat(63)}…`);
   });
 });

@@ -60,5 +60,12 @@ const SHOWN_ID_LENGTH = 64;
  * answer would otherwise hold twice (in the message and in `details`).
  */
 export function shownId(value: string): string {
-  return value.length > SHOWN_ID_LENGTH ? `${value.slice(0, SHOWN_ID_LENGTH)}…` : value;
+  if (value.length <= SHOWN_ID_LENGTH) return value;
+  // Cut between characters: half of a surrogate pair is refused everywhere else.
+  const end = isHighSurrogate(value.charCodeAt(SHOWN_ID_LENGTH - 1)) ? SHOWN_ID_LENGTH - 1 : SHOWN_ID_LENGTH;
+  return `${value.slice(0, end)}…`;
+}
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
 }

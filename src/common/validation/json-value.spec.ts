@@ -81,6 +81,8 @@ describe('labelIssue', () => {
     ['a\tb', 'must not contain control characters'],
     ['a\u007fb', 'must not contain control characters'],
     ['a\u009bb', 'must not contain control characters'],
+    ['line\u2028break', 'must not contain control characters'],
+    ['para\u2029break', 'must not contain control characters'],
     ['\u200b', 'must contain visible text'],
     ['\u00ad', 'must contain visible text'],
     ['\u3164\u2800', 'must contain visible text'],

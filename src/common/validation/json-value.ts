@@ -54,8 +54,11 @@ export function isVisibleText(text: string): boolean {
   return VISIBLE.test(text);
 }
 
-/** A control character (Unicode Cc): C0, DEL and C1, the terminal's escape U+001B among them. */
-const CONTROL = /\p{Cc}/u;
+/**
+ * A control character (Unicode Cc: C0, DEL and C1, the terminal's escape U+001B among them), or a
+ * line or paragraph separator (U+2028, U+2029), which break a line as a newline does.
+ */
+const CONTROL = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 
 /**
  * Why a string cannot be a label people read in a list (a dataset's name), or null when it can: no

@@ -120,9 +120,11 @@ class FieldIssuesError extends AppError {
 }
 
 function toAppError(issues: CodedIssue[]): AppError {
-  const errors = issues.map(({ field, issue }) => ({ field, issue }));
+  const plain = ({ field, issue }: CodedIssue): FieldIssue => ({ field, issue });
   const coded = issues.find((issue) => issue.code);
-  if (!coded?.code) return CommonErrors.validation(errors);
+  if (!coded?.code) return CommonErrors.validation(issues.map(plain));
+  // The issue that names the error comes first, so that the list never leaves it out.
+  const errors = [coded, ...issues.filter((issue) => issue !== coded)].map(plain);
   return new AppError(400, coded.code, `Invalid ${coded.field}: ${coded.issue}`, {
     field: coded.field,
     issue: coded.issue,

@@ -24,7 +24,7 @@ export const DatasetErrors = {
     new AppError(
       403,
       'forbidden',
-      `Dataset ${datasetId} is public but belongs to another account: it is read-only`,
+      `Dataset "${datasetId}" is public but belongs to another account: it is read-only`,
       {
         dataset_id: datasetId,
       },

@@ -52,7 +52,7 @@ export const DocumentErrors = {
       ],
     }),
   stillProcessing: (documentId: string) =>
-    new AppError(409, 'document_processing', `Document ${documentId} is still being processed`, {
+    new AppError(409, 'document_processing', `Document "${documentId}" is still being processed`, {
       document_id: documentId,
     }),
   fileRequired: () =>

@@ -10,6 +10,7 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { METADATA_LIMITS } from 'src/common/validation/metadata.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
 
 /** The largest text field (`metadata`, whose own limit is 16 KB as JSON). */
@@ -57,9 +58,9 @@ export class UploadInterceptor implements NestInterceptor {
 /** A multipart body multer refused, as the contract's validation error naming the part at fault. */
 function malformedUpload(cause: unknown): AppError {
   const { code = '', field, message } = (cause ?? {}) as { code?: string; field?: string; message?: string };
-  // Too large is one of the metadata's own problems, refused with its code as the others are.
+  // A part too large to read is metadata over its own limit, refused as that limit is (`metadataIssue`).
   if (code === 'LIMIT_FIELD_VALUE' && field === 'metadata') {
-    return CommonErrors.invalidMetadata(`must be at most ${FIELD_BYTES / 1024} KB`);
+    return CommonErrors.invalidMetadata(`must be at most ${METADATA_LIMITS.maxBytes} bytes as JSON`);
   }
   const [part, issue] = refusal(code, field, message);
   return CommonErrors.validation([{ field: part, issue }]);
