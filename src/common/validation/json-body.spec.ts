@@ -21,15 +21,13 @@ describe('holdsMoreKeys', () => {
 
   it('stops counting at the limit', () => {
     const visited: string[] = [];
-    const spy = new Proxy(
-      { a: { x: 1 }, b: { y: 1 } },
-      {
-        get(target, key: string) {
-          visited.push(key);
-          return target[key];
-        },
+    const inner: Record<string, unknown> = { a: { x: 1 }, b: { y: 1 } };
+    const spy = new Proxy(inner, {
+      get(target, key: string) {
+        visited.push(key);
+        return target[key];
       },
-    );
+    });
     expect(holdsMoreKeys({ first: { k1: 1, k2: 2, k3: 3 }, then: spy }, 3)).toBe(true);
     expect(visited).toEqual([]);
   });
