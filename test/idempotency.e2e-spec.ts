@@ -39,6 +39,24 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(second.body.id).toBe(first.body.id);
   });
 
+  it('replays a retry that spells the same route another way', async () => {
+    const first = await create('key-spelling', { name: 'Spelled' }).expect(201);
+    for (const path of ['/v1/datasets/', '/V1/Datasets']) {
+      const again = await t.http
+        .post(path)
+        .set(bearer(key))
+        .set('Idempotency-Key', 'key-spelling')
+        .send({ name: 'Spelled' })
+        .expect(201);
+      expect([path, again.headers['idempotent-replayed'], again.body.id]).toEqual([
+        path,
+        'true',
+        first.body.id,
+      ]);
+    }
+    expect(await countNamed('Spelled')).toBe(1);
+  });
+
   it('answers 422 idempotency_key_reused for the same key with a different body', async () => {
     await create('key-reused', { name: 'First body' }).expect(201);
     const response = await create('key-reused', { name: 'Second body' }).expect(422);

@@ -40,11 +40,15 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * What identifies "the same request": method, path, body, and an uploaded file's name and bytes (the
- * name decides the stored filename and, with the bytes, the document's type).
+ * What identifies "the same request": method, route and its parameters, body, and an uploaded file's
+ * name and bytes (the name decides the stored filename and, with the bytes, the document's type). The
+ * route as matched, not the URL as written: `/v1/datasets/` and `/V1/Datasets` reach the same handler,
+ * and a retry that spells its URL another way is the same request.
  */
 export function requestFingerprint(request: Request): Buffer {
-  const hash = createHash('sha256').update(`${request.method} ${request.originalUrl}\n`);
+  const route = (request.route as { path?: string } | undefined)?.path;
+  const target = route ? `${route} ${canonicalJson(request.params)}` : request.originalUrl;
+  const hash = createHash('sha256').update(`${request.method} ${target}\n`);
   hash.update(canonicalJson(request.body ?? null));
   const file = (request as Request & { file?: { originalname?: string; buffer?: Buffer } }).file;
   if (file?.buffer) hash.update(`\n${JSON.stringify(file.originalname ?? null)}\n`).update(file.buffer);
