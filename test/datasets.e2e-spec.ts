@@ -678,6 +678,28 @@ describe('Datasets API', () => {
       await t.http.delete(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(404);
     });
 
+    it('refuses a body it would ignore, deleting nothing; takes an empty object', async () => {
+      const created = await create({ name: 'Not on a whim' }).expect(201);
+      const withBody = await t.http
+        .delete(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .send({ dry_run: true })
+        .expect(400);
+      expect(withBody.body).toMatchObject({
+        code: 'validation_error',
+        details: { field: 'body', issue: 'must be empty: DELETE takes no body' },
+      });
+      const asText = await t.http
+        .get(`/v1/datasets/${created.body.id}`)
+        .set(bearer(key))
+        .set('Content-Type', 'text/plain')
+        .send('fields=all')
+        .expect(400);
+      expect(asText.body).toMatchObject({ details: { field: 'body' } });
+      await t.http.get(`/v1/datasets/${created.body.id}`).set(bearer(key)).expect(200);
+      await t.http.delete(`/v1/datasets/${created.body.id}`).set(bearer(key)).send({}).expect(204);
+    });
+
     it("answers 404 for another account's dataset and leaves it in place", async () => {
       const hidden = await create({ name: 'Keep me' }, other).expect(201);
       await t.http.delete(`/v1/datasets/${hidden.body.id}`).set(bearer(key)).expect(404);

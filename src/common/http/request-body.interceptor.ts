@@ -11,6 +11,7 @@ import { Reflector } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
+import { isPlainObject } from 'src/common/validation/metadata.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -37,7 +38,8 @@ function hasBody(request: Request): boolean {
 /**
  * What is wrong with a request's body, raised after the guards: 415 unsupported_media_type for a body
  * that is not of the route's type (without it a text/plain body would be silently ignored by the JSON
- * parser and validated as if it were empty), then the body parser's own refusal (`deferBodyErrors`).
+ * parser and validated as if it were empty), then the body parser's own refusal (`deferBodyErrors`),
+ * then 400 for a body sent with a method that takes none.
  */
 @Injectable()
 export class RequestBodyInterceptor implements NestInterceptor {
@@ -55,8 +57,20 @@ export class RequestBodyInterceptor implements NestInterceptor {
         throw CommonErrors.unsupportedMediaType(received, allowed);
     }
     if (request.bodyError) throw request.bodyError;
+    if (!METHODS_WITH_BODY.has(request.method) && hasBody(request) && !isEmptyObject(request.body)) {
+      // A GET or DELETE takes nothing in its body, and what a client sends is never dropped unseen: a
+      // DELETE with `{"dry_run": true}` would have deleted.
+      throw CommonErrors.validation([
+        { field: 'body', issue: `must be empty: ${request.method} takes no body` },
+      ]);
+    }
     return next.handle();
   }
+}
+
+/** `{}`, which some clients send with every request: nothing asked. */
+function isEmptyObject(body: unknown): boolean {
+  return isPlainObject(body) && Object.keys(body).length === 0;
 }
 
 /** An error of Express's body parser (an http-errors one): a client's fault, with a status below 500. */
