@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorator.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
+import { securityHeaders } from 'src/common/http/security-headers.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
@@ -31,6 +32,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(requestLogger(logger));
+  app.use(securityHeaders({ httpsOnly: config.forceHttps || config.tls !== null }));
   // Shutdown waits for the requests under way, and refuses new ones, before the pools close.
   const inFlight = app.get(InFlightRequests);
   app.use(inFlight.middleware);
@@ -41,7 +43,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
       httpsRedirect({ publicBaseUrl: config.publicBaseUrl, httpsPort: config.tls ? config.port : null }),
     );
   }
-  // Bodies over the limit are refused while they stream in, not after being buffered whole. Any JSON
+  // Bodies over the limit are refused without being buffered (the parser reads the rest and drops it
+  // before the 413, so that the connection stays usable). Any JSON
   // value is parsed (`strict` off), so that `null` or `5` is told it is not an object, as `[]` is,
   // rather than that it is not JSON.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes, strict: false });

@@ -79,6 +79,28 @@ describe('Authentication with API keys', () => {
       .expect((r) => expect(r.body.code).toBe('authentication_required'));
   });
 
+  it.each([
+    ['no credentials', {}, 'Bearer realm="dataset-search"'],
+    [
+      'a bad key',
+      { Authorization: 'Bearer svc_sk_short' },
+      'Bearer realm="dataset-search", error="invalid_token"',
+    ],
+    [
+      'an OAuth token',
+      { Authorization: 'Bearer svc_at_x' },
+      'Bearer realm="dataset-search", error="invalid_token"',
+    ],
+    [
+      'another scheme',
+      { Authorization: 'Basic dXNlcjpwYXNz' },
+      'Bearer realm="dataset-search", error="invalid_request"',
+    ],
+  ])('challenges a 401 for %s with WWW-Authenticate', async (_case, headers, challenge) => {
+    const response = await listWith(headers).expect(401);
+    expect(response.headers['www-authenticate']).toBe(challenge);
+  });
+
   it('ignores a token in the query string', async () => {
     const response = await t.http.get('/v1/datasets').query({ access_token: key.api_key }).expect(401);
     expect(response.body.code).toBe('authentication_required');

@@ -30,8 +30,11 @@ describe('Errors and transport', () => {
   /** zstd is decoded where zlib has it (Node.js 22.15 and later). */
   const zstd = 'createZstdDecompress' in zlib ? ['zstd'] : [];
 
-  it('answers 400 invalid_json for a malformed body', async () => {
+  it('answers 400 invalid_json for a malformed body, not to be sniffed as anything else', async () => {
     const response = await post().set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    // Served over plain HTTP without FORCE_HTTPS: no HSTS.
+    expect(response.headers['strict-transport-security']).toBeUndefined();
     expect(response.body).toEqual({
       error: expect.any(String),
       code: 'invalid_json',
@@ -224,7 +227,11 @@ describe('HTTPS', () => {
         .send({ name: 'x' })
         .expect(308);
       expect(plain.headers.location).toBe('https://api.example.com/v1/datasets?x=1');
-      await t.http.get('/v1/datasets').set('X-Forwarded-Proto', 'https').expect(401);
+      const secure = await t.http.get('/v1/datasets').set('X-Forwarded-Proto', 'https').expect(401);
+      expect(secure.headers['strict-transport-security']).toBe('max-age=31536000');
+      expect(secure.headers['x-content-type-options']).toBe('nosniff');
+      // Not over plain HTTP, where a browser ignores it anyway (RFC 6797).
+      expect(plain.headers['strict-transport-security']).toBeUndefined();
       await t.http.get('/health').set('X-Forwarded-Proto', 'http').expect(200);
       const hostile = await t.http
         .get('/v1/datasets')

@@ -90,6 +90,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const body: ErrorBody = { error: error.message, code: error.code };
     if (error.details !== undefined) body.details = error.details;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
+    if (error.status === 401) response.setHeader('WWW-Authenticate', bearerChallenge(error.code));
     if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
     response.status(error.status).json(body);
   }
@@ -146,4 +147,17 @@ function httpCode(status: number): string {
     429: 'rate_limit_exceeded',
   };
   return codes[status] ?? 'bad_request';
+}
+
+/** RFC 6750's error for each way a credential can fail; none when there was no credential. */
+const BEARER_ERRORS: Record<string, string> = {
+  invalid_api_key: 'invalid_token',
+  invalid_access_token: 'invalid_token',
+  invalid_authorization_header: 'invalid_request',
+};
+
+/** The challenge a 401 carries (RFC 9110 requires one): how to authenticate, and what went wrong. */
+function bearerChallenge(code: string): string {
+  const error = BEARER_ERRORS[code];
+  return `Bearer realm="dataset-search"${error ? `, error="${error}"` : ''}`;
 }

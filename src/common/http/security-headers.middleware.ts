@@ -1,0 +1,20 @@
+import type { NextFunction, Request, Response } from 'express';
+
+/** A year: long enough to matter, the usual value (RFC 6797 leaves it to the server). */
+const HSTS_MAX_AGE_SECONDS = 31_536_000;
+
+/**
+ * Headers on every answer: `X-Content-Type-Options: nosniff`, so that no browser reads a JSON error
+ * (which may echo what a caller sent) as HTML or script; and, when the service is served over HTTPS
+ * only (`FORCE_HTTPS` or its own TLS), `Strict-Transport-Security` on HTTPS answers, so that a browser
+ * never sends a credential in the clear to it again.
+ */
+export function securityHeaders({ httpsOnly }: { httpsOnly: boolean }) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    if (httpsOnly && request.secure) {
+      response.setHeader('Strict-Transport-Security', `max-age=${HSTS_MAX_AGE_SECONDS}`);
+    }
+    next();
+  };
+}
