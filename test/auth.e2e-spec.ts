@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 
 describe('Authentication with API keys', () => {
@@ -99,6 +100,30 @@ describe('Authentication with API keys', () => {
   ])('challenges a 401 for %s with WWW-Authenticate', async (_case, headers, challenge) => {
     const response = await listWith(headers).expect(401);
     expect(response.headers['www-authenticate']).toBe(challenge);
+  });
+
+  it('answers 401 invalid_authorization_header for two Authorization headers, whichever comes first', async () => {
+    // Node's client sends one header of a name: the request is written by hand.
+    const send = (first: string, second: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (part: string) => (answer += part));
+        socket.on('end', () => resolve(answer)).on('error', reject);
+        // Written, not ended: a half-closed socket is closed by the server before it answers.
+        socket.write(
+          'GET /v1/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
+            `Authorization: ${first}\r\nAuthorization: ${second}\r\n\r\n`,
+        );
+      });
+    for (const [first, second] of [
+      [`Bearer ${key.api_key}`, 'Bearer svc_sk_bad'],
+      ['Bearer svc_sk_bad', `Bearer ${key.api_key}`],
+    ]) {
+      const answer = await send(first, second);
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer).toContain('"code":"invalid_authorization_header"');
+    }
   });
 
   it('ignores a token in the query string', async () => {

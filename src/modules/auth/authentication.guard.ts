@@ -22,6 +22,11 @@ function presentsCredentials(request: Request): boolean {
     .some((pair) => pair.trim().startsWith(`${SESSION_COOKIE}=`));
 }
 
+/** How many Authorization headers the request came with, as sent (Node's `headers` keep one). */
+function authorizationHeaders(request: Request): number {
+  return request.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'authorization').length;
+}
+
 /**
  * First of the three global guards (authenticate → rate limit → authorise). It only finds out who is
  * calling: a request without credentials is anonymous, and a bad credential is remembered in
@@ -39,6 +44,11 @@ export class AuthenticationGuard extends AuthGuard(STRATEGIES) {
     request.principal = ANONYMOUS;
     const access = this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
     if (access?.kind === 'public' || !presentsCredentials(request)) return true;
+    if (authorizationHeaders(request) > 1) {
+      // Node keeps the first and drops the rest; a proxy that reads the last would see another caller.
+      request.authError = CommonErrors.invalidAuthorizationHeader();
+      return true;
+    }
     try {
       await super.canActivate(context);
     } catch (err) {
