@@ -37,6 +37,11 @@ describe('Keyword leg across concurrent writes', () => {
       },
     );
 
+  /** The model the tests below give the dataset's vectors (the service runs keyword-only). */
+  const MODEL = 'test-model';
+  /** The dataset as the vector leg is given it: `chunks` of three dimensions, embedded by MODEL. */
+  const vectorDataset = (chunks: number) => ({ seq: datasetSeq, chunks, dimensions: 3, model: MODEL });
+
   beforeAll(async () => {
     t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
     key = await t.createApiKey();
@@ -138,9 +143,9 @@ describe('Keyword leg across concurrent writes', () => {
       `UPDATE chunks SET embedding = v.e::vector FROM unnest($1::bigint[], $2::text[]) AS v(seq, e) WHERE chunks.seq = v.seq`,
       [rows.map(({ seq }) => seq), rows.map((_, i) => unit([1, i * 0.3, 0.1]))],
     );
+    await t.sql.query(`UPDATE datasets SET embedding_model = $2 WHERE seq = $1`, [datasetSeq, MODEL]);
     const { repository: legs } = repository();
-    const query = Promise.resolve([1, 0, 0]);
-    const hits = await legs.semantic({ seq: datasetSeq, chunks: 3, dimensions: 3 }, query, {
+    const hits = await legs.semantic(vectorDataset(3), Promise.resolve([1, 0, 0]), {
       filters: {},
       candidates: 50,
       shown: 2,
@@ -150,6 +155,32 @@ describe('Keyword leg across concurrent writes', () => {
     expect(hits.every(({ row }) => row && row.content.length > 0 && row.documentId.startsWith('doc_'))).toBe(
       true,
     );
+  });
+
+  it('gives the vector leg nothing once the dataset is being re-embedded, or was with another model', async () => {
+    // Looked up before either happened: the statement itself must see that the vectors are not the query's.
+    const search = () =>
+      repository().repository.semantic(vectorDataset(3), Promise.resolve([1, 0, 0]), {
+        filters: {},
+        candidates: 50,
+        shown: 2,
+      });
+    expect(await search()).toHaveLength(3);
+    try {
+      await t.sql.query('UPDATE datasets SET reembedding = true WHERE seq = $1', [datasetSeq]);
+      expect(await search()).toEqual([]);
+      await t.sql.query(
+        `UPDATE datasets SET reembedding = false, embedding_model = 'another' WHERE seq = $1`,
+        [datasetSeq],
+      );
+      expect(await search()).toEqual([]);
+    } finally {
+      await t.sql.query('UPDATE datasets SET reembedding = false, embedding_model = $2 WHERE seq = $1', [
+        datasetSeq,
+        MODEL,
+      ]);
+    }
+    expect(await search()).toHaveLength(3);
   });
 
   it('gives the keyword leg rows for its best `shown` only, with their metadata', async () => {
@@ -215,7 +246,7 @@ describe('Keyword leg across concurrent writes', () => {
     // The dataset's chunks stand for 1,600 of three dimensions; its vectors are those of the test above.
     const walks = async (chunks: number) => {
       const { repository: legs, texts } = repository(); // a fresh count of the index
-      await legs.semantic({ seq: datasetSeq, chunks, dimensions: 3 }, Promise.resolve([1, 0, 0]), {
+      await legs.semantic(vectorDataset(chunks), Promise.resolve([1, 0, 0]), {
         filters: {},
         candidates: 50,
         shown: 5,

@@ -438,7 +438,7 @@ export class SearchRepository {
    * above it scores more in the fusion than it does.
    */
   async semantic(
-    dataset: { seq: string; chunks: number; dimensions: number },
+    dataset: { seq: string; chunks: number; dimensions: number; model: string },
     embedding: Promise<number[]>,
     { filters, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
@@ -457,6 +457,10 @@ export class SearchRepository {
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
     const dims = vector.length;
+    // The dataset's vectors must still be those of the query's model when the statement reads them:
+    // a re-embedding begun since the dataset was looked up would mix two models' vectors. Checked in
+    // the statement's own snapshot, once (it does not depend on the row), it answers nothing then.
+    const model = 5 + filter.params.length;
     const documents =
       filter.fields === 0
         ? ''
@@ -475,9 +479,11 @@ export class SearchRepository {
                    FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
                            FROM chunks c ${documents}
                           WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
+                            AND EXISTS (SELECT FROM datasets s
+                                         WHERE s.seq = $1 AND s.embedding_model = $${model} AND NOT s.reembedding)
                           ORDER BY ${order}
                           LIMIT $3) n) r`,
-        [datasetSeq, vectorParam(vector), candidates, shown, ...filter.params],
+        [datasetSeq, vectorParam(vector), candidates, shown, ...filter.params, dataset.model],
       );
       // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
       return rows

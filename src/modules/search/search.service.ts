@@ -199,6 +199,7 @@ export class SearchService {
               seq: dataset.seq,
               chunks: Number(dataset.chunkCount),
               dimensions: dataset.embeddingDimensions!,
+              model: dataset.embeddingModel!,
             },
             prepared.vectors.get(query) ?? this.embedQuery(query, deadline),
             { filters: options.filters, candidates: Math.max(MIN_CANDIDATES, depth), shown, deadline },
