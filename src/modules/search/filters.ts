@@ -111,19 +111,10 @@ class FilterCompiler {
    * dotted name was 400 containments; the largest filter the limits allow, 8,420 parameters and 288 KB
    * of SQL. Not `d.metadata @> ANY (forms)`: a bitmap scan of the GIN index walks every combination of
    * the arrays of such conditions, and two lists made that a hundred thousand index searches.
-   * Missing fields are false, not NULL, so that `$nin` matches a document without the field.
    */
   private equalsAny(field: string, values: FilterValue[]): string {
-    const list = `${this.bind(values.map((value) => JSON.stringify(value)))}::jsonb[]`;
-    const tests = paths(field).map((path) => {
-      const value = this.at(path);
-      return (
-        `COALESCE(CASE WHEN jsonb_typeof(${value}) = 'array' ` +
-        `THEN EXISTS (SELECT FROM jsonb_array_elements(${value}) AS element WHERE element = ANY (${list})) ` +
-        `ELSE ${value} = ANY (${list}) END, false)`
-      );
-    });
-    return `(${tests.join(' OR ')})`;
+    const bound = `${this.bind(values.map((value) => JSON.stringify(value)))}::jsonb[]`;
+    return this.anyValue(field, (json) => `${json} = ANY (${bound})`);
   }
 
   /** The field is present at any of its paths. */
@@ -157,15 +148,24 @@ class FilterCompiler {
       type === 'number'
         ? `CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json} #>> '{}')::numeric ${operator} ${bound}::numeric ELSE false END`
         : `(jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ${operator} ${bound}::text COLLATE "C")`;
+    return this.anyValue(field, holds);
+  }
+
+  /**
+   * `holds` of the field's value at any of its paths, or of an element of that value when it is an
+   * array (as equality matches an array that contains the value). False where the field is missing,
+   * never NULL, so that a negation (`$nin`) matches a document without the field.
+   */
+  private anyValue(field: string, holds: (json: string) => string): string {
     const tests = paths(field).map((path) => {
-      const fieldValue = this.at(path);
+      const value = this.at(path);
       return (
-        `(CASE WHEN jsonb_typeof(${fieldValue}) = 'array' ` +
-        `THEN EXISTS (SELECT FROM jsonb_array_elements(${fieldValue}) AS element WHERE ${holds('element')}) ` +
-        `ELSE ${holds(fieldValue)} END)`
+        `COALESCE(CASE WHEN jsonb_typeof(${value}) = 'array' ` +
+        `THEN EXISTS (SELECT FROM jsonb_array_elements(${value}) AS element WHERE ${holds('element')}) ` +
+        `ELSE ${holds(value)} END, false)`
       );
     });
-    return tests.length === 1 ? tests[0] : `(${tests.join(' OR ')})`;
+    return `(${tests.join(' OR ')})`;
   }
 }
 
