@@ -11,7 +11,7 @@ import { Reflector } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { isPlainObject } from 'src/common/validation/metadata.js';
+import { isEmptyObject } from 'src/common/validation/metadata.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -66,11 +66,6 @@ export class RequestBodyInterceptor implements NestInterceptor {
     }
     return next.handle();
   }
-}
-
-/** `{}`, which some clients send with every request: nothing asked. */
-function isEmptyObject(body: unknown): boolean {
-  return isPlainObject(body) && Object.keys(body).length === 0;
 }
 
 /** An error of Express's body parser (an http-errors one): a client's fault, with a status below 500. */

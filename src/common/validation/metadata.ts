@@ -9,6 +9,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `{}`: a body that asks nothing, which some clients send with every request. */
+export function isEmptyObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).length === 0;
+}
+
 /**
  * Why `value` is not acceptable metadata, or null when it is. The key rules hold at every level, in
  * objects nested in objects and arrays alike: keys are 1-256 characters and do not start with `$`

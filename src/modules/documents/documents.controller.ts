@@ -29,7 +29,7 @@ import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { isVisibleText } from 'src/common/validation/json-value.js';
-import { isPlainObject, metadataIssue } from 'src/common/validation/metadata.js';
+import { isEmptyObject, metadataIssue } from 'src/common/validation/metadata.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
@@ -215,7 +215,7 @@ export class DocumentsController {
   ): Promise<DocumentResponseDto> {
     // The route takes no fields; one sent anyway is refused, as unknown fields are everywhere.
     const body: unknown = request.body;
-    if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
+    if (body !== undefined && !isEmptyObject(body)) {
       throw CommonErrors.validation([{ field: 'body', issue: 'must be empty: this route takes no fields' }]);
     }
     return toDocumentResponse(await this.documents.reprocess(caller, datasetId, documentId));
