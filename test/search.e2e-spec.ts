@@ -843,6 +843,42 @@ describe('Hybrid search with controlled vectors', () => {
     }
   });
 
+  it('embeds a batch’s distinct queries in one request and ranks each by its own vector', async () => {
+    openai.vectors.set('wind', openai.vectors.get(docs.filler1)!);
+    const before = openai.requests.length;
+    const response = await t.http
+      .post('/v1/mcp/batch-query')
+      .set(bearer(key))
+      .send({ dataset_id: datasetId, queries: [QUERY, 'wind', QUERY], mode: 'semantic', limit: 1 })
+      .expect(200);
+    expect(openai.requests.slice(before)).toEqual([[QUERY, 'wind']]);
+    expect(
+      (response.body.results as { query: string; results: Result[] }[]).map((item) => [
+        item.query,
+        item.results[0].content,
+      ]),
+    ).toEqual([
+      [QUERY, docs.semanticOnly],
+      ['wind', docs.filler1],
+      [QUERY, docs.semanticOnly],
+    ]);
+  });
+
+  it('answers 503 embedding_unavailable for a batch whose embeddings request fails', async () => {
+    const broken = 'a batch query the embedding service fails on';
+    openai.failing.add(broken);
+    try {
+      const response = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, queries: [QUERY, broken] })
+        .expect(503);
+      expect(response.body.code).toBe('embedding_unavailable');
+    } finally {
+      openai.failing.delete(broken);
+    }
+  });
+
   it('scores a chunk ranked first by both legs 1.0', async () => {
     openai.vectors.set('perovskite', openai.vectors.get(docs.relevant)!);
     const response = await search({ query: 'perovskite' }).expect(200);

@@ -5,6 +5,8 @@ export interface FakeOpenAI {
   baseUrl: string;
   /** Every input text the server was asked to embed, in order. */
   inputs: string[];
+  /** Each request's input texts, in the order the requests came. */
+  requests: string[][];
   /** Milliseconds each request waits before answering (settable while running). */
   delayMs: number;
   /** Chosen vectors for chosen texts; any other text gets a deterministic pseudo-random vector. */
@@ -13,6 +15,8 @@ export interface FakeOpenAI {
   failing: Set<string>;
   /** A request with a text this accepts is never answered (its client hangs until it goes away). */
   hangs: (text: string) => boolean;
+  /** The `data` sent for a request, from the one the server made (to send malformed answers). */
+  reshape: (data: { object: string; index: number; embedding: number[] }[]) => unknown;
   close(): Promise<void>;
 }
 
@@ -45,10 +49,12 @@ export function openAiEnv(openai: FakeOpenAI): Record<string, string> {
 export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
   const state: Omit<FakeOpenAI, 'baseUrl' | 'close'> = {
     inputs: [],
+    requests: [],
     delayMs: 0,
     vectors: new Map(),
     failing: new Set(),
     hangs: () => false,
+    reshape: (data) => data,
   };
   // Delayed answers not yet sent: closing the server cancels them, or a long delay would keep Jest's
   // process alive after the last test ("Jest did not exit one second after the test run").
@@ -64,6 +70,7 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
       const { input, model } = JSON.parse(body) as { input: string | string[]; model: string };
       const texts = Array.isArray(input) ? input : [input];
       state.inputs.push(...texts);
+      state.requests.push(texts);
       if (texts.some((text) => state.failing.has(text))) {
         response.writeHead(500, { 'Content-Type': 'application/json' });
         response.end(JSON.stringify({ error: { message: 'injected failure', type: 'server_error' } }));
@@ -79,7 +86,12 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         pending.delete(timer);
         response.writeHead(200, { 'Content-Type': 'application/json' });
         response.end(
-          JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
+          JSON.stringify({
+            object: 'list',
+            data: state.reshape(data),
+            model,
+            usage: { prompt_tokens: 0, total_tokens: 0 },
+          }),
         );
       }, state.delayMs);
       pending.add(timer);

@@ -20,9 +20,19 @@ const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false } as c
 function setUp({
   legs = { semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) },
   reranker = null,
-}: { legs?: Partial<SearchRepository>; reranker?: Reranker | null } = {}) {
+  batches = false,
+}: { legs?: Partial<SearchRepository>; reranker?: Reranker | null; batches?: boolean } = {}) {
   const embedQuery = jest.fn((_text: string, _signal?: AbortSignal) => Promise.resolve([1, 0]));
-  const provider = strictMock<EmbeddingProvider>({ model: 'm', dimensions: 2, embedQuery });
+  // A provider that takes several queries at once answers each text with its length.
+  const embedQueries = jest.fn((texts: string[], _signal?: AbortSignal) =>
+    Promise.resolve(texts.map((text) => [text.length, 0])),
+  );
+  const provider = strictMock<EmbeddingProvider>({
+    model: 'm',
+    dimensions: 2,
+    embedQuery,
+    embedQueries: batches ? embedQueries : undefined,
+  });
   const dataset = {
     seq: '1',
     chunkCount: '2',
@@ -40,7 +50,7 @@ function setUp({
       rerank: { candidates: 20 } as AppConfig['rerank'],
     }),
   );
-  return { search, embedQuery };
+  return { search, embedQuery, embedQueries };
 }
 
 const row = (seq: string): ChunkRow => ({
@@ -69,6 +79,27 @@ describe('SearchService', () => {
     expect(signals).toEqual([expect.any(AbortSignal), expect.any(AbortSignal)]);
     expect(signals[0]).toBe(signals[1]);
     expect(signals[0]!.aborted).toBe(false);
+  });
+
+  it('embeds a batch’s distinct queries in one call where the provider takes several', async () => {
+    const semantic = jest.fn((_dataset: unknown, vector: Promise<number[]>) =>
+      vector.then((v): LegHit[] => [{ chunkSeq: String(v[0]), score: 1, row: row(String(v[0])) }]),
+    );
+    const { search, embedQuery, embedQueries } = setUp({
+      legs: { semantic, keyword: () => Promise.resolve([]) },
+      batches: true,
+    });
+    const queries = ['one', 'three', 'one'];
+    const answers = await search.batch(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', queries });
+    expect(embedQuery).not.toHaveBeenCalled();
+    expect(embedQueries).toHaveBeenCalledTimes(1);
+    expect(embedQueries).toHaveBeenCalledWith(['one', 'three'], expect.any(AbortSignal));
+    // Each query's leg had its own vector: the chunk named by the query's length.
+    expect(answers.map((answer) => answer.results.map((r) => r.chunk_id))).toEqual([
+      ['chk_3'],
+      ['chk_5'],
+      ['chk_3'],
+    ]);
   });
   it('reads the rows a reranker scores, and no more, from the legs or after the fusion', async () => {
     // Each leg ranks 20 chunks of its own, then chunk 99, which both rank 21st and the fusion ranks first.

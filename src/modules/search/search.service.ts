@@ -135,14 +135,7 @@ export class SearchService {
   ): Promise<PreparedSearch> {
     compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
-    const vectors = new Map<string, Promise<number[]>>();
-    const embeds = options.mode !== 'keyword' && this.embedding.current() !== null;
-    for (const query of embeds ? queries : []) {
-      if (vectors.has(query)) continue;
-      const vector = early?.query === query ? early.vector : this.embedQuery(query, deadline);
-      vector.catch(() => undefined); // not an unhandled rejection when the dataset is not found
-      vectors.set(query, vector);
-    }
+    const vectors = this.embedQueries(options.mode === 'keyword' ? [] : queries, early, deadline);
     const dataset = await this.datasets.get(caller, datasetId);
     if (options.mode === 'semantic') {
       const reason = this.semanticUnavailable(dataset);
@@ -265,14 +258,47 @@ export class SearchService {
     });
   }
 
+  /**
+   * Each distinct query's vector under way (`early`'s, if it is one of them). A batch's queries go to
+   * the model in one call where the provider takes several at once; otherwise each is queued on its
+   * own (the local model runs one at a time, so a batch never holds more than one of its runs).
+   */
+  private embedQueries(
+    queries: string[],
+    early: Pick<EarlyVector, 'query' | 'vector'> | undefined,
+    deadline: AbortSignal | undefined,
+  ): Map<string, Promise<number[]>> {
+    const vectors = new Map<string, Promise<number[]>>();
+    const provider = this.embedding.current();
+    if (!provider) return vectors;
+    if (early && queries.includes(early.query)) vectors.set(early.query, early.vector);
+    const rest = [...new Set(queries)].filter((query) => !vectors.has(query));
+    if (rest.length > 1 && provider.embedQueries) {
+      const all = this.embedded(provider.embedQueries(rest, deadline), deadline);
+      rest.forEach((query, i) =>
+        vectors.set(
+          query,
+          all.then((found) => found[i]),
+        ),
+      );
+    } else {
+      for (const query of rest) vectors.set(query, this.embedQuery(query, deadline));
+    }
+    // Not unhandled rejections when the dataset turns out not to be found.
+    for (const vector of vectors.values()) vector.catch(() => undefined);
+    return vectors;
+  }
+
   /** The query's vector; given up, failing with the deadline's reason, once `deadline` aborts. */
   private embedQuery(query: string, deadline?: AbortSignal): Promise<number[]> {
-    return this.embedding
-      .current()!
-      .embedQuery(query, deadline)
-      .catch((error: unknown) =>
-        Promise.reject(givenUp(deadline) ?? SearchErrors.embeddingFailed(String(error))),
-      );
+    return this.embedded(this.embedding.current()!.embedQuery(query, deadline), deadline);
+  }
+
+  /** A model's answer, or the reason it was given up, or 503 embedding_unavailable. */
+  private embedded<T>(answer: Promise<T>, deadline: AbortSignal | undefined): Promise<T> {
+    return answer.catch((error: unknown) =>
+      Promise.reject(givenUp(deadline) ?? SearchErrors.embeddingFailed(String(error))),
+    );
   }
 
   /** Why the vector leg cannot run for this dataset, or null when it can. */

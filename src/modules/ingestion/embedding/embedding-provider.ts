@@ -20,6 +20,12 @@ export interface EmbeddingProvider {
   /** A query's vector; `signal` gives it up while it still waits for the model (see `WorkerThread.call`). */
   embedQuery(text: string, signal?: AbortSignal): Promise<number[]>;
   /**
+   * Several queries' vectors, in their order, from one call: present where one call for many costs
+   * less than one for each (a remote API's round trip). The local model has none: short queries
+   * padded to the longest of a batch take longer together than one at a time (docs/benchmarks.md).
+   */
+  embedQueries?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+  /**
    * Whether a query embedded now would start at once, delaying no other: only then may a search
    * embed its query before its request has been checked (see EarlyQueryEmbedding). Absent where each
    * call has a price (a remote API): such queries wait for the checks.

@@ -58,6 +58,11 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     return (await this.request([text], signal))[0];
   }
 
+  /** A batch's queries in one request: one round trip instead of one each. */
+  embedQueries(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    return this.request(texts, signal);
+  }
+
   private async request(input: string[], signal?: AbortSignal): Promise<number[][]> {
     const response = await this.client.embeddings.create(
       {
@@ -68,6 +73,32 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
       },
       { signal },
     );
+    const issue = answerIssue(response.data, input.length, this.dimensions);
+    if (issue) throw new Error(`the embeddings endpoint answered ${issue}`);
     return [...response.data].sort((a, b) => a.index - b.index).map((item) => l2Normalise(item.embedding));
   }
+}
+
+/**
+ * What is wrong with an endpoint's answer, or null. It must hold one vector for each input, indexed
+ * 0..n-1. The vectors must be finite numbers, all of one length, and of `dimensions` once the probe
+ * has learned it (0 while probing). Anything else would be stored beside the wrong chunk, or fail
+ * later in PostgreSQL with a less useful message.
+ */
+function answerIssue(data: unknown, inputs: number, dimensions: number): string | null {
+  if (!Array.isArray(data)) return 'no list of embeddings';
+  if (data.length !== inputs) return `${data.length} embeddings for ${inputs} inputs`;
+  const items = data as { index?: unknown; embedding?: unknown }[];
+  const indexes = new Set(items.map((item) => item?.index));
+  if (!items.every((_, i) => indexes.has(i))) return 'embeddings not indexed 0 to n - 1';
+  const first = items[0]?.embedding;
+  const expected = dimensions || (Array.isArray(first) ? first.length : 0);
+  for (const { embedding } of items) {
+    if (!Array.isArray(embedding) || embedding.length === 0)
+      return 'an embedding that is not a list of numbers';
+    if (embedding.length !== expected) return `a vector of ${embedding.length} dimensions, not ${expected}`;
+    if (!embedding.every((x) => typeof x === 'number' && Number.isFinite(x)))
+      return 'a vector holding something other than finite numbers';
+  }
+  return null;
 }
