@@ -215,6 +215,48 @@ describe('Keyword search (BM25)', () => {
     expect(await found()).toEqual([again]);
   });
 
+  it('ranks the same whatever postings the server holds in memory', async () => {
+    // Six chunks holding three terms at each permutation of the frequencies 1, 2 and 3 (and one chunk
+    // of other words): their scores are mathematically equal, and as sums of floats they differ in
+    // the last bit according to the order the terms are added in.
+    const words = ['apple', 'banana', 'cherry'];
+    const permutations = [
+      [1, 2, 3],
+      [1, 3, 2],
+      [2, 1, 3],
+      [2, 3, 1],
+      [3, 1, 2],
+      [3, 2, 1],
+    ];
+    const contents = [
+      ...permutations.map((tfs) => words.flatMap((word, i) => Array<string>(tfs[i]).fill(word)).join(' ')),
+      'dog horse sheep goat mouse camel',
+    ];
+    const ranking = async (remembered: string | null) => {
+      const own = await createDataset(t.http, key);
+      await ingest(
+        t,
+        key,
+        own,
+        contents.map((content) => ({ content })),
+      );
+      const search = (text: string) =>
+        t.http
+          .post('/v1/mcp/query')
+          .set(bearer(key))
+          .send({ dataset_id: own, query: text, mode: 'keyword', limit: 10, explain: true })
+          .expect(200);
+      if (remembered) await search(remembered); // that term's postings are now in memory, the others not
+      const results = (await search(words.join(' '))).body.results as Result[];
+      return results.map((r) => [r.content, r.keyword_score]);
+    };
+    const cold = await ranking(null);
+    expect(cold).toHaveLength(6);
+    expect(await ranking('cherry')).toEqual(cold);
+    expect(await ranking('banana')).toEqual(cold);
+    expect(await ranking('apple')).toEqual(cold);
+  });
+
   it('returns the contract fields, a 0..1 score and a server-side query time', async () => {
     const response = await query({ query: 'powerhouse of the cell' }).expect(200);
     expect(response.body.query_time_ms).toEqual(expect.any(Number));

@@ -247,7 +247,9 @@ function accumulatorFor(terms: Postings[]): Accumulator {
  * Okapi BM25 (see `Bm25Weights`) of every chunk that holds at least one of the query's terms, where
  * df(t) is the number of the term's postings, and N and avgdl are the dataset's chunk count and
  * average chunk length, all read in the same snapshot. Each term counts once, whatever its
- * frequency in the query. Returns the `k` best, best first, and how many chunks matched.
+ * frequency in the query. The terms are added in the order given: a caller that wants the same
+ * scores to the last bit, and so the same order of ties, gives them in the same order each time.
+ * Returns the `k` best, best first, and how many chunks matched.
  */
 export function rankBm25(
   terms: Postings[],

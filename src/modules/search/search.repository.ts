@@ -273,7 +273,8 @@ export class SearchRepository {
    * are read with their current version. In one transaction (`inSnapshot`), that version is the same.
    * Statement by statement it may have moved on, when ingestion wrote the term in between: then this
    * returns null, and the caller asks again in a transaction. (A term's version changes in the
-   * transaction that changes its postings, so equal versions mean equal postings.)
+   * transaction that changes its postings, so equal versions mean equal postings.) The postings come
+   * in the terms' order, wherever they were found (see `postings`).
    */
   private async terms(
     read: Read,
@@ -286,7 +287,8 @@ export class SearchRepository {
       `SELECT t.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
          FROM datasets d JOIN term_stats t ON t.dataset_seq = d.seq
         WHERE d.seq = $1 AND t.df > 0
-          AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))`,
+          AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))
+        ORDER BY t.term`,
       [datasetSeq, language, query],
     );
     if (terms.length === 0) return { n: 0, total: 0, postings: [] };
@@ -299,6 +301,11 @@ export class SearchRepository {
    * when, statement by statement, a term read from the database is no longer at the version asked for
    * (see `terms`). In one snapshot the versions are those asked for, and a term without postings
    * (which `term_stats` should not list) is taken as having none.
+   *
+   * The postings come in the order of `terms`, whichever were in memory: scores are sums of floats,
+   * whose last bit depends on the order they are added in, so terms added in the order they happened
+   * to be found in gave a chunk a score that depended on what the process had in memory, and chunks
+   * of mathematically equal scores an order that differed from process to process.
    */
   private async postings(
     read: Read,
@@ -306,20 +313,21 @@ export class SearchRepository {
     terms: TermRow[],
     inSnapshot: boolean,
   ): Promise<Postings[] | null> {
-    const found: Postings[] = [];
+    const found = new Map<string, Postings>();
     const missing = new Map<string, string>();
     for (const { term, version } of terms) {
       const postings = this.cache.get(datasetSeq, term, version);
-      if (postings) found.push(postings);
+      if (postings) found.set(term, postings);
       else missing.set(term, version);
     }
-    if (missing.size === 0) return found;
-    const rows = await this.readPostings(read, datasetSeq, [...missing.keys()]);
-    const moved = (): boolean =>
-      rows.length !== missing.size || rows.some(({ term, version }) => missing.get(term) !== version);
-    if (!inSnapshot && moved()) return null;
-    for (const row of rows) found.push(this.remember(datasetSeq, row));
-    return found;
+    if (missing.size > 0) {
+      const rows = await this.readPostings(read, datasetSeq, [...missing.keys()]);
+      const moved = (): boolean =>
+        rows.length !== missing.size || rows.some(({ term, version }) => missing.get(term) !== version);
+      if (!inSnapshot && moved()) return null;
+      for (const row of rows) found.set(row.term, this.remember(datasetSeq, row));
+    }
+    return terms.flatMap(({ term }) => found.get(term) ?? []);
   }
 
   /** Terms' postings with their current versions, packed (see `unpackPostings`). */
