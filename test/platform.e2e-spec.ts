@@ -142,6 +142,29 @@ describe('Health, readiness and API documentation', () => {
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
     );
   });
+
+  it('documents each upload form under the media type the server reads it in', async () => {
+    const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    // Both forms under both types (oneOf) documented a multipart `content` part and a JSON `file`,
+    // which the server refuses.
+    expect(document.paths['/v1/datasets/{dataset_id}/documents'].post.requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/UploadTextDocumentDto' } },
+        'multipart/form-data': { schema: { $ref: '#/components/schemas/UploadFileFormDto' } },
+      },
+    });
+    const key = await t.createApiKey();
+    const dataset = (
+      await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'Upload forms' }).expect(201)
+    ).body;
+    const multipartText = await t.http
+      .post(`/v1/datasets/${dataset.id}/documents`)
+      .set(bearer(key))
+      .field('content', 'text sent as a form field')
+      .expect(400);
+    expect(multipartText.body.details).toMatchObject({ field: 'content', issue: 'is not a known field' });
+  });
 });
 
 describe('Readiness while Redis is down', () => {

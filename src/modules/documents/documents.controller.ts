@@ -12,8 +12,6 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import {
-  ApiBody,
-  ApiConsumes,
   ApiCreatedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
@@ -104,11 +102,14 @@ export class DocumentsController {
     description:
       'Send text as JSON (`content`, `metadata`) or a file as multipart/form-data (`file`, `metadata` as a JSON string). ' +
       'The document is stored at once (status processing) and extracted, chunked, embedded and indexed in the background.',
-  })
-  @ApiConsumes('application/json', 'multipart/form-data')
-  @ApiBody({
-    schema: {
-      oneOf: [{ $ref: getSchemaPath(UploadTextDocumentDto) }, { $ref: getSchemaPath(UploadFileFormDto) }],
+    // Each form under its own media type: @ApiBody puts one schema under every @ApiConsumes type, and
+    // a oneOf of both there documented a multipart `content` part and a JSON `file`, both refused.
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': { schema: { $ref: getSchemaPath(UploadTextDocumentDto) } },
+        'multipart/form-data': { schema: { $ref: getSchemaPath(UploadFileFormDto) } },
+      },
     },
   })
   @ApiCreatedResponse({ type: DocumentResponseDto })
