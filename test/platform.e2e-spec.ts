@@ -143,6 +143,26 @@ describe('Health, readiness and API documentation', () => {
     );
   });
 
+  it("documents PATCH's description as the nullable string the server takes", async () => {
+    const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    expect(document.components.schemas.UpdateDatasetDto.properties.description).toMatchObject({
+      type: 'string',
+      nullable: true,
+      maxLength: 1000,
+    });
+    const key = await t.createApiKey();
+    const dataset = (
+      await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'Described' }).expect(201)
+    ).body;
+    const patch = (description: unknown) =>
+      t.http.patch(`/v1/datasets/${dataset.id}`).set(bearer(key)).send({ description });
+    expect((await patch('Manuals').expect(200)).body.description).toBe('Manuals');
+    expect((await patch(null).expect(200)).body.description).toBeNull();
+    expect((await patch({ text: 'Manuals' }).expect(400)).body.details).toMatchObject({
+      field: 'description',
+    });
+  });
+
   it('documents each upload form under the media type the server reads it in', async () => {
     const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
     // Both forms under both types (oneOf) documented a multipart `content` part and a JSON `file`,

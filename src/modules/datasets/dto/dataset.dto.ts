@@ -115,7 +115,13 @@ export class UpdateDatasetDto {
   @IsString({ ...NAME_RULE, message: 'must be a string' })
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 1000, nullable: true, description: 'null clears the description' })
+  // `type` given: `string | null` reflects as Object, which documented an object the server refuses.
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: 1000,
+    nullable: true,
+    description: 'null clears the description',
+  })
   @ValidateIf((_, value) => value !== undefined && value !== null)
   @IsStorableText()
   @CodePointLength(0, 1000, { message: 'must be at most 1000 characters' })
