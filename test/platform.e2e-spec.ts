@@ -104,7 +104,8 @@ describe('Health, readiness and API documentation', () => {
       for (const [method, operation] of Object.entries(operations)) {
         const where = `${method} ${path}`;
         expect([where, operation.security]).toEqual([where, expect.arrayContaining([{ bearer: [] }])]);
-        const statuses = ['401', '429', '503', ...(operation.requestBody ? ['400', '413', '415'] : [])];
+        // A body is read, and the query checked, on every route: 400, 413 and 415 whatever it takes.
+        const statuses = ['400', '401', '413', '415', '429', '503'];
         for (const status of statuses) {
           expect([where, status, operation.responses[status]]).toEqual([
             where,
@@ -130,6 +131,18 @@ describe('Health, readiness and API documentation', () => {
     for (const path of ['/health', '/ready']) {
       expect(JSON.stringify(document.paths[path])).not.toContain('X-RateLimit');
     }
+    // So, on a route that takes neither query nor body:
+    const key = await t.createApiKey();
+    const missing = '/v1/datasets/ds_0000000000000000000000';
+    await t.http.get(`${missing}?include=documents`).set(bearer(key)).expect(400);
+    await t.http.delete(missing).set(bearer(key)).send({ dry_run: true }).expect(400);
+    await t.http.get(missing).set(bearer(key)).type('json').send('{').expect(400);
+    await t.http
+      .delete(missing)
+      .set(bearer(key))
+      .set('Content-Type', 'application/json; charset=latin1')
+      .send('{}')
+      .expect(415);
     expect(document.paths['/v1/mcp/query'].post.responses['503'].description).toContain(
       'embedding_unavailable',
     );

@@ -100,10 +100,18 @@ const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
 );
 
 /**
+ * Errors any request can meet, whatever its route takes: 400 for an unknown query field, a body sent
+ * to a route that takes none, or a body that does not parse; 413 and 415 for a body too large or in a
+ * type, charset or coding not read (a body is read before the route runs, GET and DELETE included);
+ * 503 `shutting_down` while a process drains.
+ */
+const ANY_REQUEST = [400, 413, 415, 503] as const;
+
+/**
  * What every rate-limited route answers, added to the document rather than to each route: the
- * `X-RateLimit-*` headers on every response (errors too, but for 503 shutting_down), `Retry-After` on
- * 429 and on 503 shutting_down, and 503 `shutting_down`, which any request can meet while a process
- * drains. `/health`, `/ready` and `/docs` are not rate limited (docs/decisions.md, Rate limits).
+ * errors of `ANY_REQUEST`, the `X-RateLimit-*` headers on every response (errors too, but for 503
+ * shutting_down), and `Retry-After` on 429 and on 503 shutting_down. `/health`, `/ready` and `/docs`
+ * are not rate limited (docs/decisions.md, Rate limits).
  */
 export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths)) {
@@ -111,10 +119,12 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
       if (!operation) continue;
-      operation.responses['503'] ??= {
-        description: DESCRIPTIONS[503],
-        content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
-      };
+      for (const status of ANY_REQUEST) {
+        operation.responses[status] ??= {
+          description: DESCRIPTIONS[status],
+          content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+        };
+      }
       for (const [status, response] of Object.entries(operation.responses)) {
         if (!response || '$ref' in response) continue;
         response.headers = {
