@@ -176,6 +176,35 @@ describe('Health, readiness and API documentation', () => {
     });
   });
 
+  it('documents the bounds and nulls the server applies to filters and offset', async () => {
+    const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
+    const key = await t.createApiKey();
+    // `"filters": null` is no filter (docs/decisions.md, Search), as `{}` is.
+    for (const schema of ['QueryDto', 'BatchQueryDto']) {
+      expect([schema, document.components.schemas[schema].properties.filters.nullable]).toEqual([
+        schema,
+        true,
+      ]);
+    }
+    const dataset = (
+      await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'Null filters' }).expect(201)
+    ).body;
+    await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: dataset.id, query: 'anything', filters: null })
+      .expect(200);
+    // An offset past PostgreSQL's integer is refused.
+    type Parameter = { name: string; schema: { maximum?: number } };
+    for (const path of ['/v1/datasets', '/v1/datasets/{dataset_id}/documents']) {
+      const parameters = document.paths[path].get.parameters as Parameter[];
+      const offset = parameters.find((p) => p.name === 'offset')!;
+      expect([path, offset.schema.maximum]).toEqual([path, 2_147_483_647]);
+    }
+    await t.http.get('/v1/datasets?offset=2147483647').set(bearer(key)).expect(200);
+    await t.http.get('/v1/datasets?offset=2147483648').set(bearer(key)).expect(400);
+  });
+
   it('documents each upload form under the media type the server reads it in', async () => {
     const document = (await t.http.get('/docs/openapi.json').expect(200)).body;
     // Both forms under both types (oneOf) documented a multipart `content` part and a JSON `file`,

@@ -22,7 +22,7 @@ export class PageQueryDto {
   @IsInt({ message: 'must be an integer' })
   limit: number = PAGE_SIZE.default;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 })
   @QueryInt()
   @Max(2_147_483_647, { message: 'is too large' })
   @Min(0, { message: 'must be 0 or more' })

@@ -21,10 +21,11 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 const FILTERS_DOC = {
   type: 'object',
   additionalProperties: true,
+  nullable: true,
   description:
     'Metadata filters, at most 10 fields. `{"category": "guide"}` is equality (an array field such as tags matches when it ' +
     'contains the value); a dotted name such as `author.name` reaches into nested metadata. Operators per field: ' +
-    '$eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or.',
+    '$eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or. `null`, like `{}`, filters nothing.',
   example: { category: 'guide', tags: { $in: ['setup', 'linux'] }, year: { $gte: 2024 } },
 } as const;
 
