@@ -105,7 +105,7 @@ describe('Health, readiness and API documentation', () => {
         const where = `${method} ${path}`;
         expect([where, operation.security]).toEqual([where, expect.arrayContaining([{ bearer: [] }])]);
         // A body is read, and the query checked, on every route: 400, 413 and 415 whatever it takes.
-        const statuses = ['400', '401', '413', '415', '429', '503'];
+        const statuses = ['400', '401', '413', '415', '429', '500', '503'];
         for (const status of statuses) {
           expect([where, status, operation.responses[status]]).toEqual([
             where,
@@ -130,6 +130,29 @@ describe('Health, readiness and API documentation', () => {
     }
     for (const path of ['/health', '/ready']) {
       expect(JSON.stringify(document.paths[path])).not.toContain('X-RateLimit');
+    }
+    // Request bodies are closed, as the server refuses fields it does not know.
+    const requestSchemas = Object.values<Record<string, Operation>>(document.paths)
+      .flatMap((operations) => Object.values(operations))
+      .flatMap((operation) =>
+        Object.values(
+          (operation.requestBody as { content?: Record<string, { schema: { $ref: string } }> } | undefined)
+            ?.content ?? {},
+        ),
+      )
+      .map(({ schema }) => schema.$ref.split('/').pop()!);
+    expect(new Set(requestSchemas)).toEqual(
+      new Set([
+        'CreateDatasetDto',
+        'UpdateDatasetDto',
+        'UploadTextDocumentDto',
+        'UploadFileFormDto',
+        'QueryDto',
+        'BatchQueryDto',
+      ]),
+    );
+    for (const name of requestSchemas) {
+      expect([name, document.components.schemas[name].additionalProperties]).toEqual([name, false]);
     }
     // So, on a route that takes neither query nor body:
     const key = await t.createApiKey();

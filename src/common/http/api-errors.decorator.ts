@@ -6,6 +6,7 @@ import {
   getSchemaPath,
   type HeaderObject,
   type OpenAPIObject,
+  type OperationObject,
 } from '@nestjs/swagger';
 
 /** The contract's error body, for the OpenAPI document. */
@@ -49,6 +50,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: 'The request body is too large (code: payload_too_large)',
   415: 'Unsupported Content-Type, charset or Content-Encoding (code: unsupported_media_type)',
   422: 'The request is well-formed but cannot be carried out',
+  500: 'Something unexpected failed (code: internal_error); the cause is logged, never sent',
   429: 'Rate limit exceeded (code: rate_limit_exceeded, with retry_after and Retry-After)',
   502: 'A third-party provider failed',
   503: 'The service cannot answer now (codes: shutting_down and database_unavailable, with Retry-After: 1, and the codes listed)',
@@ -103,15 +105,16 @@ const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
  * Errors any request can meet, whatever its route takes: 400 for an unknown query field, a body sent
  * to a route that takes none, or a body that does not parse; 413 and 415 for a body too large or in a
  * type, charset or coding not read (a body is read before the route runs, GET and DELETE included);
- * 503 `shutting_down` while a process drains.
+ * 500 `internal_error` for the unexpected; 503 `shutting_down` while a process drains.
  */
-const ANY_REQUEST = [400, 413, 415, 503] as const;
+const ANY_REQUEST = [400, 413, 415, 500, 503] as const;
 
 /**
  * What every rate-limited route answers, added to the document rather than to each route: the
  * errors of `ANY_REQUEST`, the `X-RateLimit-*` headers on every response (errors too, but for 503
  * shutting_down), and `Retry-After` on 429 and on 503 shutting_down. `/health`, `/ready` and `/docs`
- * are not rate limited (docs/decisions.md, Rate limits).
+ * are not rate limited (docs/decisions.md, Rate limits). Request bodies' schemas are closed
+ * (`additionalProperties: false`): a field the route does not know is 400 `validation_error`.
  */
 export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths)) {
@@ -119,6 +122,7 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const operation = item[method];
       if (!operation) continue;
+      closeRequestSchemas(document, operation.requestBody);
       for (const status of ANY_REQUEST) {
         operation.responses[status] ??= {
           description: DESCRIPTIONS[status],
@@ -136,4 +140,14 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
     }
   }
   return document;
+}
+
+/** Marks the schemas a request body refers to as refusing properties they do not list. */
+function closeRequestSchemas(document: OpenAPIObject, body: OperationObject['requestBody']): void {
+  if (!body || '$ref' in body) return;
+  for (const media of Object.values(body.content)) {
+    const reference = media.schema && '$ref' in media.schema ? media.schema.$ref : undefined;
+    const schema = reference && document.components?.schemas?.[reference.split('/').pop()!];
+    if (schema && !('$ref' in schema)) schema.additionalProperties = false;
+  }
 }
