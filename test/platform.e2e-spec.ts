@@ -122,7 +122,9 @@ describe('Health, readiness and API documentation', () => {
               'X-RateLimit-Limit',
               'X-RateLimit-Remaining',
               'X-RateLimit-Reset',
+              'X-Request-Id',
               ...(status === '429' ? ['Retry-After'] : []),
+              ...(status === '201' && method === 'post' ? ['Idempotent-Replayed'] : []),
             ]),
           ]);
         }
@@ -175,8 +177,21 @@ describe('Health, readiness and API documentation', () => {
     ).toMatch(/absent with shutting_down/);
     expect(document.components.schemas.DatasetResponseDto.properties.id.example).toMatch(/^ds_/);
     expect(document.paths['/v1/datasets'].post.parameters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'Idempotency-Key',
+          in: 'header',
+          schema: expect.objectContaining({ pattern: '^[!-~]+$', maxLength: 255 }),
+        }),
+      ]),
     );
+    const spaced = await t.http
+      .post('/v1/datasets')
+      .set(bearer(key))
+      .set('Idempotency-Key', 'a b')
+      .send({ name: 'Spaced key' })
+      .expect(400);
+    expect(spaced.body.code).toBe('invalid_idempotency_key');
   });
 
   it("documents PATCH's description as the nullable string the server takes", async () => {

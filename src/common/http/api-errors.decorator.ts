@@ -93,6 +93,18 @@ const RETRY_AFTER: Record<string, HeaderObject> = {
   },
 };
 
+const IDEMPOTENT_REPLAYED: HeaderObject = {
+  description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+const REQUEST_ID: HeaderObject = {
+  description:
+    "The request's id, in every log line of it: the client's X-Request-Id when it is 1-128 characters of " +
+    '[A-Za-z0-9._:-], else one the service made (`req_<uuid>`)',
+  schema: { type: 'string' },
+};
+
 /** 503 shutting_down is refused before the rate limit is counted (docs/decisions.md, Rate limits). */
 const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
   Object.entries(RATE_LIMIT_HEADERS).map(([name, header]) => [
@@ -129,12 +141,17 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
           content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
         };
       }
+      const idempotent = operation.parameters?.some(
+        (parameter) => 'name' in parameter && parameter.name === 'Idempotency-Key',
+      );
       for (const [status, response] of Object.entries(operation.responses)) {
         if (!response || '$ref' in response) continue;
         response.headers = {
           ...response.headers,
           ...(status === '503' ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS),
           ...(RETRY_AFTER[status] ? { 'Retry-After': RETRY_AFTER[status] } : {}),
+          ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
+          'X-Request-Id': REQUEST_ID,
         };
       }
     }

@@ -12,7 +12,13 @@ export function Idempotent() {
       description:
         'Up to 255 visible ASCII characters, without spaces. Repeating a key with the same request within 24 h returns the ' +
         'first response (with header Idempotent-Replayed: true) and creates nothing; with a different request, 422.',
-      schema: { type: 'string', maxLength: 255, example: '5f0c7a5e-6c2b-4c53-9f6e-9d1f6b1d2a10' },
+      schema: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[!-~]+$',
+        example: '5f0c7a5e-6c2b-4c53-9f6e-9d1f6b1d2a10',
+      },
     }),
   );
 }
