@@ -23,7 +23,11 @@ export class HealthController {
   @ApiOkResponse({
     schema: {
       type: 'object',
-      example: { status: 'ready', checks: { postgres: { status: 'ok' }, redis: { status: 'ok' } } },
+      example: {
+        status: 'ready',
+        checks: { postgres: { status: 'ok' }, redis: { status: 'ok' } },
+        search: { mode: 'hybrid', provider: 'local', model: 'Xenova/bge-small-en-v1.5', dimensions: 384 },
+      },
     },
   })
   @ApiServiceUnavailableResponse({
@@ -35,6 +39,7 @@ export class HealthController {
         code: 'not_ready',
         details: {
           checks: { postgres: { status: 'ok' }, redis: { status: 'error' } },
+          search: { mode: 'hybrid', provider: 'local', model: 'Xenova/bge-small-en-v1.5', dimensions: 384 },
         },
       },
     },
