@@ -160,6 +160,75 @@ describe('Embedding providers', () => {
     }
   });
 
+  it('refuses a second re-embedding of a dataset while one runs, so two models never share its vectors', async () => {
+    // Paragraphs of about 700 characters make one chunk each: 300 chunks, two pages of the command.
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    const other = await startFakeOpenAI(12);
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const paragraph = (i: number) =>
+        `Paragraph ${i} of a long report. ${'Words about rivers and hills. '.repeat(22)}`;
+      const text = Array.from({ length: 300 }, (_, i) => paragraph(i)).join('\n\n');
+      const done = await addDocument(t.http, key, datasetId, { content: text });
+      expect(done.chunks_created).toBeGreaterThan(256);
+      const { rows } = await t.sql.query(
+        'SELECT content FROM chunks WHERE document_id = $1 ORDER BY seq OFFSET 256 LIMIT 1',
+        [done.document_id],
+      );
+      const secondPage = rows[0].content as string;
+
+      // The first run (8 dimensions) waits for its embedding server in its second page: its first page of
+      // vectors is written, and no transaction of it is open.
+      openai.hangs = (input) => input === secondPage;
+      const first = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId);
+      await until(() => openai.inputs.includes(secondPage), 30_000);
+      // A second run, of another model (12 dimensions), while the first one is under way.
+      const second = await t
+        .cliWith({ ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' }, 'datasets', 'reembed', datasetId)
+        .then(
+          (result) => ({ result }),
+          (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
+        );
+      // The first run's request times out (30 s) and is sent again, answered this time.
+      openai.hangs = () => false;
+      expect(await first).toMatchObject({ chunks: done.chunks_created, model: 'fake-embedder' });
+
+      const dimensions = await t.sql.query(
+        'SELECT vector_dims(embedding) AS dims, count(*)::int AS n FROM chunks GROUP BY 1 ORDER BY 1',
+      );
+      expect(dimensions.rows).toEqual([{ dims: 8, n: done.chunks_created }]);
+      const dataset = await t.sql.query(
+        'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
+        [datasetId],
+      );
+      expect(dataset.rows[0]).toEqual({
+        embedding_model: 'fake-embedder',
+        embedding_dimensions: 8,
+        reembedding: false,
+      });
+      expect(second).toMatchObject({ code: 1 });
+      expect(JSON.parse((second as { stderr: string }).stderr)).toEqual({
+        error: expect.stringContaining('already being re-embedded'),
+        code: 'reembed_in_progress',
+      });
+
+      // Once the first run has ended, the dataset can be re-embedded again.
+      expect(
+        await t.cliWith(
+          { ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' },
+          'datasets',
+          'reembed',
+          datasetId,
+        ),
+      ).toMatchObject({ chunks: done.chunks_created, model: 'other-embedder', dimensions: 12 });
+    } finally {
+      openai.hangs = () => false;
+      await other.close();
+      await t.close();
+    }
+  }, 150_000);
+
   it('refuses to start when an explicitly configured provider does not work', async () => {
     const closed = await freePort();
     const { code, output } = await runUntilExit({

@@ -320,6 +320,31 @@ export class IngestionRepository {
     );
   }
 
+  /**
+   * Runs `work` holding the dataset's re-embedding lock, or returns null at once when another run holds
+   * it: two runs at once, of two models, would each overwrite the other's vectors and record its own
+   * model at its end. A session-level advisory lock on a connection of its own, held for the whole run
+   * (the run's transactions are on other connections): a run that dies loses its connection and the lock
+   * with it, so the command can always be run again.
+   */
+  async withReembeddingLock<T>(datasetId: string, work: () => Promise<T>): Promise<T | null> {
+    const session = this.db.createQueryRunner();
+    const key = `hashtextextended('dataset reembedding ' || $1, 0)`;
+    try {
+      const [{ locked }] = (await session.query(`SELECT pg_try_advisory_lock(${key}) AS locked`, [
+        datasetId,
+      ])) as { locked: boolean }[];
+      if (!locked) return null;
+      try {
+        return await work();
+      } finally {
+        await session.query(`SELECT pg_advisory_unlock(${key})`, [datasetId]);
+      }
+    } finally {
+      await session.release();
+    }
+  }
+
   /** Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors. */
   startReembedding(datasetId: string): Promise<void> {
     // Under the chunk lock: after the indexing under way, before the next.

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from 'src/common/errors/app-error.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
+import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
@@ -12,6 +13,7 @@ const PAGE = 256;
  * runs, the dataset is marked `reembedding`: the vector leg leaves it out (so that it never ranks two
  * models' vectors together) and chunks indexed meanwhile get no vector; they are embedded once the
  * new model is recorded. Interrupted, the dataset stays keyword-only until the command runs again.
+ * One run at a time per dataset: another one started meanwhile is refused (409 reembed_in_progress).
  */
 @Injectable()
 export class ReembedService {
@@ -25,6 +27,23 @@ export class ReembedService {
     if (!provider) throw new AppError(400, 'embedding_unavailable', 'No embedding provider is configured');
     const seq = await this.repository.datasetSeq(datasetId);
     if (seq === null) throw DatasetErrors.notFound(datasetId);
+    const result = await this.repository.withReembeddingLock(datasetId, () =>
+      this.run(datasetId, seq, provider, onProgress),
+    );
+    if (!result) {
+      throw new AppError(409, 'reembed_in_progress', `Dataset "${datasetId}" is already being re-embedded`, {
+        dataset_id: datasetId,
+      });
+    }
+    return result;
+  }
+
+  private async run(
+    datasetId: string,
+    seq: string,
+    provider: EmbeddingProvider,
+    onProgress: (done: number) => void,
+  ) {
     await this.repository.startReembedding(datasetId);
     let done = 0;
     const embedPage = async (page: { seq: string; content: string }[]) => {
