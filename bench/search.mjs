@@ -106,7 +106,7 @@ try {
     await db.query(
       `WITH input AS (
          SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS t(id, doc, content, ordinal)
-       ), analysed AS (SELECT input.*, to_tsvector('english', normalize(content, NFKC)) AS lexemes FROM input
+       ), analysed AS (SELECT input.*, to_tsvector('english', content) AS lexemes FROM input
        ), inserted AS (
          INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, char_start, char_end, length, embedding)
          SELECT a.id, a.doc, $1, a.ordinal, a.content, 0, 0, length(a.content),

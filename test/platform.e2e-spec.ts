@@ -296,7 +296,6 @@ describe('Boot', () => {
     'EmptyTermStats1732000000006',
     'InlineEmbeddings1732000000007',
     'IdempotentReplayAsSent1732000000008',
-    'NfkcLexemes1732000000009',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -72,10 +72,7 @@ describe('Keyword search (BM25)', () => {
     return request.send({ dataset_id: datasetId, ...body });
   };
 
-  /**
-   * Okapi BM25 computed here, independently, from the lexemes PostgreSQL's `english` analyser yields
-   * for the NFKC form of the text.
-   */
+  /** Okapi BM25 computed here, independently, from the lexemes PostgreSQL's `english` analyser yields. */
   async function referenceBm25(
     text: string,
     dataset = datasetId,
@@ -87,12 +84,12 @@ describe('Keyword search (BM25)', () => {
       lexemes: { lexeme: string; positions: number[] }[];
     }>(
       `SELECT c.id, (SELECT json_agg(json_build_object('lexeme', l.lexeme, 'positions', l.positions))
-                       FROM unnest(to_tsvector('english', normalize(c.content, NFKC))) l) AS lexemes
+                       FROM unnest(to_tsvector('english', c.content)) l) AS lexemes
          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.dataset_id = $1`,
       [dataset],
     );
     const { rows: terms } = await t.sql.query<{ lexeme: string }>(
-      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', normalize($1, NFKC)))`,
+      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
       [text],
     );
     const docs = chunks.map((c) => {
@@ -258,101 +255,6 @@ describe('Keyword search (BM25)', () => {
     expect(await ranking('cherry')).toEqual(cold);
     expect(await ranking('banana')).toEqual(cold);
     expect(await ranking('apple')).toEqual(cold);
-  });
-
-  const UNICODE_CORPUS = [
-    'Résumé writing for a café job'.normalize('NFD'), // e and a combining accent, as macOS writes it
-    'The ﬁnancial oﬃce closed early', // ligatures, as PDFs have them
-    'Ｔｏｋｙｏ branch hours', // full-width letters
-    'An ordinary résumé of the café'.normalize('NFC'),
-    'Nothing to see here',
-  ];
-  const found = async (dataset: string, text: string) => {
-    const response = await t.http
-      .post('/v1/mcp/query')
-      .set(bearer(key))
-      .send({ dataset_id: dataset, query: text, mode: 'keyword', limit: 10, explain: true })
-      .expect(200);
-    return response.body.results as Result[];
-  };
-  const contents = async (dataset: string, text: string) =>
-    (await found(dataset, text)).map((r) => r.content).sort();
-
-  it('matches a word however Unicode writes it: composed or decomposed, ligatures, full width', async () => {
-    const own = await createDataset(t.http, key);
-    await ingest(
-      t,
-      key,
-      own,
-      UNICODE_CORPUS.map((content) => ({ content })),
-    );
-    const resumes = [UNICODE_CORPUS[3], UNICODE_CORPUS[0]];
-    expect(await contents(own, 'résumé café'.normalize('NFC'))).toEqual(resumes);
-    expect(await contents(own, 'résumé café'.normalize('NFD'))).toEqual(resumes);
-    expect(await contents(own, 'financial office')).toEqual([UNICODE_CORPUS[1]]);
-    expect(await contents(own, 'ﬁnancial')).toEqual([UNICODE_CORPUS[1]]);
-    expect(await contents(own, 'tokyo')).toEqual([UNICODE_CORPUS[2]]);
-    // The content is shown as it was written.
-    expect((await found(own, 'tokyo'))[0].content).toBe('Ｔｏｋｙｏ branch hours');
-    const results = await found(own, 'résumé office');
-    const reference = await referenceBm25('résumé office', own);
-    expect(results).toHaveLength(reference.size);
-    for (const result of results) {
-      expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
-    }
-  });
-
-  it('indexes again, at migration 9, the chunks an earlier version indexed from text not in NFKC', async () => {
-    const own = await createDataset(t.http, key);
-    await ingest(
-      t,
-      key,
-      own,
-      UNICODE_CORPUS.map((content) => ({ content })),
-    );
-    // The dataset indexed again as earlier versions did: from the text as written.
-    const [{ seq }] = (await t.sql.query(`SELECT seq FROM datasets WHERE id = $1`, [own])).rows;
-    for (const statement of [
-      `DELETE FROM term_stats WHERE dataset_seq = $1`,
-      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
-      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
-                                                 FROM unnest(to_tsvector('english', c.content)) l), 0)
-        WHERE dataset_seq = $1`,
-      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-       SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
-         FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
-      `INSERT INTO term_stats (dataset_seq, term, df)
-       SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
-      `UPDATE datasets SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1)
-        WHERE seq = $1`,
-    ]) {
-      await t.sql.query(statement, [seq]);
-    }
-    expect(await contents(own, 'financial office')).toEqual([]); // 'ﬁnancial' and 'oﬃc' in the index
-
-    await t.sql.query(`DELETE FROM schema_migrations WHERE name = 'NfkcLexemes1732000000009'`);
-    expect(await t.cli('migrate')).toEqual({ applied: ['NfkcLexemes1732000000009'] });
-
-    expect(await contents(own, 'financial office')).toEqual([UNICODE_CORPUS[1]]);
-    expect(await contents(own, 'résumé')).toEqual([UNICODE_CORPUS[3], UNICODE_CORPUS[0]]);
-    expect(await contents(own, 'tokyo')).toEqual([UNICODE_CORPUS[2]]);
-    const results = await found(own, 'résumé office tokyo');
-    const reference = await referenceBm25('résumé office tokyo', own);
-    expect(results).toHaveLength(reference.size);
-    for (const result of results) {
-      expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
-    }
-    const { rows } = await t.sql.query(
-      `SELECT (SELECT count(*)::int FROM term_stats t
-                WHERE t.dataset_seq = $1 AND t.df <> (SELECT count(*) FROM chunk_terms p
-                                                        WHERE p.dataset_seq = t.dataset_seq AND p.term = t.term))
-                AS wrong_df,
-              (SELECT total_chunk_length::int FROM datasets WHERE seq = $1) AS total,
-              (SELECT sum(length)::int FROM chunks WHERE dataset_seq = $1) AS lengths`,
-      [seq],
-    );
-    expect(rows[0].wrong_df).toBe(0);
-    expect(rows[0].total).toBe(rows[0].lengths);
   });
 
   it('returns the contract fields, a 0..1 score and a server-side query time', async () => {

@@ -15,18 +15,6 @@ export async function lockDatasetChunks(tx: Tx, datasetId: string): Promise<void
 }
 
 /**
- * The text the dataset's text search configuration turns into BM25 lexemes, passages and queries
- * alike: its NFKC form. PostgreSQL's parser compares code points, so without it `é` written as one
- * character and as `e` with a combining accent (NFD, as macOS and some PDFs give it) were two
- * lexemes, and a query matched only the passages typed the way it was; NFKC also reads ligatures
- * (`ﬁ`), full-width letters and the like as the letters they stand for. Only the lexemes: a chunk's
- * content is kept and shown as it was written.
- */
-export function lexemeSource(text: string): string {
-  return text.normalize('NFKC');
-}
-
-/**
  * BM25's N and total chunk length live on the dataset row; every transaction that adds or removes
  * chunks adjusts them here, so that they stay exact.
  */

@@ -7,7 +7,6 @@ import { newId } from 'src/common/ids/ids.js';
 import type { Tx } from 'src/database/transaction.js';
 import {
   adjustChunkStats,
-  lexemeSource,
   lockDatasetChunks,
   removeDocumentChunks,
 } from 'src/modules/datasets/chunk-statistics.js';
@@ -54,15 +53,13 @@ const INSERT_BATCH_VECTOR_VALUES = 400_000;
  * A batch of a document's chunks with their postings and the terms' document frequencies, in one
  * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
  * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
- * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
- * then the text each chunk's lexemes are taken from (`lexemeSource`), null where it is the content.
+ * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration.
  */
 const INSERT_CHUNKS = `WITH input AS (
-     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],
-                          $12::text[])
-              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding, source)
+     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding)
    ), analysed AS (
-     SELECT input.*, to_tsvector($11::regconfig, coalesce(input.source, input.content)) AS lexemes FROM input
+     SELECT input.*, to_tsvector($11::regconfig, input.content) AS lexemes FROM input
    ), inserted AS (
      INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
                          length, embedding)
@@ -231,11 +228,6 @@ export class IngestionRepository {
         part.map((c) => c.charEnd),
         part.map((_, i) => (vectors ? (toSql(vectors[first + i]) as string) : null)),
         language,
-        // Nearly every chunk is its own NFKC form: only the others are sent twice.
-        part.map((c) => {
-          const source = lexemeSource(c.content);
-          return source === c.content ? null : source;
-        }),
       ]);
       total += result.total;
     }
