@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { lexemeSource } from '../dist/modules/search/lexeme-source.js';
 import { lanceSearch } from './lancedb-search.mjs';
 import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
 
@@ -105,8 +106,9 @@ try {
     const part = chunks.slice(i, i + 5000);
     await db.query(
       `WITH input AS (
-         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS t(id, doc, content, ordinal)
-       ), analysed AS (SELECT input.*, to_tsvector('english', content) AS lexemes FROM input
+         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
+                         AS t(id, doc, content, ordinal, source)
+       ), analysed AS (SELECT input.*, to_tsvector('english', coalesce(source, content)) AS lexemes FROM input
        ), inserted AS (
          INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, char_start, char_end, length, embedding)
          SELECT a.id, a.doc, $1, a.ordinal, a.content, 0, 0, length(a.content),
@@ -122,6 +124,10 @@ try {
         part.map((c) => `doc_${String(docNumber.get(c.doc)).padStart(22, '0')}`),
         part.map((c) => c.text),
         part.map((_, j) => i + j),
+        part.map((c) => {
+          const source = lexemeSource(c.text);
+          return source === c.text ? null : source;
+        }),
       ],
     );
     await db.query(

@@ -296,6 +296,7 @@ describe('Boot', () => {
     'EmptyTermStats1732000000006',
     'InlineEmbeddings1732000000007',
     'IdempotentReplayAsSent1732000000008',
+    'UnicodeLexemes1732000000009',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
@@ -329,6 +330,24 @@ describe('Boot', () => {
       const { rows } = await client.query('SELECT count(*)::int AS n FROM schema_migrations');
       await client.end();
       expect(rows[0].n).toBe(MIGRATIONS.length);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('refuses to migrate a database not encoded in UTF-8, saying so', async () => {
+    const database = await createTestDatabase(null, 'SQL_ASCII');
+    try {
+      const env = { ...process.env, DATABASE_URL: database.url, NODE_ENV: 'test' };
+      await expect(run(process.execPath, ['dist/cli.js', 'migrate'], { env })).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('The database must be encoded in UTF8, found SQL_ASCII'),
+      });
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query(`SELECT to_regclass('schema_migrations') AS migrations`);
+      await client.end();
+      expect(rows[0].migrations).toBeNull();
     } finally {
       await database.drop();
     }

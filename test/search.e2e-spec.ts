@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
+import { lexemeSource } from 'src/modules/search/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
 import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
@@ -72,34 +73,38 @@ describe('Keyword search (BM25)', () => {
     return request.send({ dataset_id: datasetId, ...body });
   };
 
-  /** Okapi BM25 computed here, independently, from the lexemes PostgreSQL's `english` analyser yields. */
+  /** Each text's lexemes by PostgreSQL's `english` analyser, from its `lexemeSource`. */
+  async function lexemes(texts: string[]): Promise<{ lexeme: string; positions: number[] }[][]> {
+    const { rows } = await t.sql.query<{ lexemes: { lexeme: string; positions: number[] }[] | null }>(
+      `SELECT (SELECT json_agg(json_build_object('lexeme', l.lexeme, 'positions', l.positions))
+                 FROM unnest(to_tsvector('english', t.text)) l) AS lexemes
+         FROM unnest($1::text[]) WITH ORDINALITY AS t(text, i) ORDER BY t.i`,
+      [texts.map(lexemeSource)],
+    );
+    return rows.map((row) => row.lexemes ?? []);
+  }
+
+  /** Okapi BM25 computed here, independently, from the lexemes of the chunks' text and the query's. */
   async function referenceBm25(
     text: string,
     dataset = datasetId,
     k1 = 1.2,
     b = 0.75,
   ): Promise<Map<string, number>> {
-    const { rows: chunks } = await t.sql.query<{
-      id: string;
-      lexemes: { lexeme: string; positions: number[] }[];
-    }>(
-      `SELECT c.id, (SELECT json_agg(json_build_object('lexeme', l.lexeme, 'positions', l.positions))
-                       FROM unnest(to_tsvector('english', c.content)) l) AS lexemes
-         FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.dataset_id = $1`,
+    const { rows: chunks } = await t.sql.query<{ id: string; content: string }>(
+      `SELECT c.id, c.content FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.dataset_id = $1`,
       [dataset],
     );
-    const { rows: terms } = await t.sql.query<{ lexeme: string }>(
-      `SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`,
-      [text],
-    );
-    const docs = chunks.map((c) => {
-      const tf = new Map((c.lexemes ?? []).map((l) => [l.lexeme, l.positions.length]));
+    const chunkLexemes = await lexemes(chunks.map((c) => c.content));
+    const terms = new Set((await lexemes([text]))[0].map((l) => l.lexeme));
+    const docs = chunks.map((c, i) => {
+      const tf = new Map(chunkLexemes[i].map((l) => [l.lexeme, l.positions.length]));
       return { id: c.id, tf, length: [...tf.values()].reduce((s, x) => s + x, 0) };
     });
     const n = docs.length;
     const avgdl = docs.reduce((s, d) => s + d.length, 0) / n;
     const scores = new Map<string, number>();
-    for (const { lexeme } of terms) {
+    for (const lexeme of terms) {
       const df = docs.filter((d) => d.tf.has(lexeme)).length;
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       for (const d of docs) {
@@ -255,6 +260,127 @@ describe('Keyword search (BM25)', () => {
     expect(await ranking('cherry')).toEqual(cold);
     expect(await ranking('banana')).toEqual(cold);
     expect(await ranking('apple')).toEqual(cold);
+  });
+
+  const UNICODE_CORPUS = [
+    'Résumé writing for a café job'.normalize('NFD'), // e and a combining accent, as macOS writes it
+    'The ﬁnancial oﬃce closed early', // ligatures
+    'Ｔｏｋｙｏ branch hours in ２０２４', // full-width letters and digits
+    'An ordinary résumé of the café',
+    'Dose of 5 µg a day', // the micro sign
+    'Hyphen\u00ADation hints inside words', // a soft hyphen
+    'Our results¹ were measured with Acme™ tools', // a footnote marker and a symbol
+  ];
+  const found = async (dataset: string, text: string) => {
+    const response = await t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ dataset_id: dataset, query: text, mode: 'keyword', limit: 10, explain: true })
+      .expect(200);
+    return response.body.results as Result[];
+  };
+  const contents = async (dataset: string, text: string) =>
+    (await found(dataset, text)).map((r) => r.content).sort();
+  /** The words each line of the corpus must be found by, typed the usual way and as the chunk has them. */
+  const expectUnicodeMatches = async (dataset: string) => {
+    const resumes = [UNICODE_CORPUS[3], UNICODE_CORPUS[0]];
+    expect(await contents(dataset, 'résumé café')).toEqual(resumes);
+    expect(await contents(dataset, 'résumé café'.normalize('NFD'))).toEqual(resumes);
+    expect(await contents(dataset, 'financial office')).toEqual([UNICODE_CORPUS[1]]);
+    expect(await contents(dataset, 'ﬁnancial')).toEqual([UNICODE_CORPUS[1]]);
+    expect(await contents(dataset, 'tokyo 2024')).toEqual([UNICODE_CORPUS[2]]);
+    expect(await contents(dataset, 'μg')).toEqual([UNICODE_CORPUS[4]]); // Greek mu
+    expect(await contents(dataset, 'hyphenation')).toEqual([UNICODE_CORPUS[5]]);
+    expect(await contents(dataset, 'results')).toEqual([UNICODE_CORPUS[6]]);
+    expect(await contents(dataset, 'acme')).toEqual([UNICODE_CORPUS[6]]);
+  };
+  /** Every term's df is its number of postings; the dataset's total length is its chunks'. */
+  const expectExactStatistics = async (dataset: string) => {
+    const { rows } = await t.sql.query(
+      `SELECT (SELECT count(*)::int FROM term_stats t
+                WHERE t.dataset_seq = s.seq
+                  AND t.df <> (SELECT count(*) FROM chunk_terms p
+                                WHERE p.dataset_seq = t.dataset_seq AND p.term = t.term)) AS wrong_df,
+              s.total_chunk_length::int AS total,
+              (SELECT sum(length)::int FROM chunks WHERE dataset_seq = s.seq) AS lengths
+         FROM datasets s WHERE s.id = $1`,
+      [dataset],
+    );
+    expect(rows[0].wrong_df).toBe(0);
+    expect(rows[0].total).toBe(rows[0].lengths);
+  };
+
+  it('matches a word however Unicode writes it, and keeps marks beside words apart', async () => {
+    const own = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      own,
+      UNICODE_CORPUS.map((content) => ({ content })),
+    );
+    await expectUnicodeMatches(own);
+    // The content is shown as it was written.
+    expect((await found(own, 'tokyo'))[0].content).toBe(UNICODE_CORPUS[2]);
+    const text = 'résumé office tokyo results';
+    const results = await found(own, text);
+    const reference = await referenceBm25(text, own);
+    expect(results).toHaveLength(reference.size);
+    for (const result of results) {
+      expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
+    }
+    await expectExactStatistics(own);
+  });
+
+  it('indexes again, at migration 9, the chunks an earlier version indexed from text as written', async () => {
+    const own = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      own,
+      UNICODE_CORPUS.map((content) => ({ content })),
+    );
+    // The dataset indexed again as earlier versions did: from the text as written.
+    const [{ seq }] = (await t.sql.query(`SELECT seq FROM datasets WHERE id = $1`, [own])).rows;
+    for (const statement of [
+      `DELETE FROM term_stats WHERE dataset_seq = $1`,
+      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
+      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
+                                                 FROM unnest(to_tsvector('english', c.content)) l), 0)
+        WHERE dataset_seq = $1`,
+      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+       SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
+         FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
+      `INSERT INTO term_stats (dataset_seq, term, df)
+       SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
+      `UPDATE datasets SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1)
+        WHERE seq = $1`,
+    ]) {
+      await t.sql.query(statement, [seq]);
+    }
+    expect(await contents(own, 'financial office')).toEqual([]); // 'ﬁnancial' and 'oﬃc' in the index
+    const postingsOf = async (content: string) =>
+      (
+        await t.sql.query(
+          `SELECT p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.seq = p.chunk_seq
+            WHERE c.dataset_seq = $1 AND c.content = $2 ORDER BY p.term`,
+          [seq, content],
+        )
+      ).rows;
+    const unchanged = await postingsOf(UNICODE_CORPUS[6]); // its lexeme source is its content
+
+    await t.sql.query(`DELETE FROM schema_migrations WHERE name = 'UnicodeLexemes1732000000009'`);
+    expect(await t.cli('migrate')).toEqual({ applied: ['UnicodeLexemes1732000000009'] });
+
+    await expectUnicodeMatches(own);
+    const text = 'résumé office tokyo dose';
+    const results = await found(own, text);
+    const reference = await referenceBm25(text, own);
+    expect(results).toHaveLength(reference.size);
+    for (const result of results) {
+      expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
+    }
+    await expectExactStatistics(own);
+    expect(await postingsOf(UNICODE_CORPUS[6])).toEqual(unchanged);
   });
 
   it('returns the contract fields, a 0..1 score and a server-side query time', async () => {

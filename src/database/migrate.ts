@@ -8,7 +8,7 @@ const MIGRATION_LOCK_KEY = 7_316_002_117;
 const MIN_POSTGRES_MAJOR = 15;
 const MIN_PGVECTOR = '0.8.0';
 
-export class DatabaseVersionError extends Error {}
+export class UnsupportedDatabaseError extends Error {}
 
 /**
  * Checks the server and the vector extension, then applies pending migrations. A session-level
@@ -16,7 +16,7 @@ export class DatabaseVersionError extends Error {}
  * the first migrates, the others wait and then find nothing pending.
  */
 export async function migrateDatabase(dataSource: DataSource, logger: Logger): Promise<string[]> {
-  await checkVersions(dataSource);
+  await checkServer(dataSource);
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -43,23 +43,34 @@ export async function migrate(config: DatabaseSettings, logger: Logger): Promise
   }
 }
 
-async function checkVersions(dataSource: DataSource): Promise<void> {
+/** PostgreSQL and pgvector recent enough, and a database in UTF-8. */
+async function checkServer(dataSource: DataSource): Promise<void> {
   const [{ server_version_num }] =
     await dataSource.query<{ server_version_num: string }[]>('SHOW server_version_num');
   const major = Math.floor(Number(server_version_num) / 10_000);
   if (major < MIN_POSTGRES_MAJOR) {
-    throw new DatabaseVersionError(`PostgreSQL ${MIN_POSTGRES_MAJOR} or newer is required, found ${major}`);
+    throw new UnsupportedDatabaseError(
+      `PostgreSQL ${MIN_POSTGRES_MAJOR} or newer is required, found ${major}`,
+    );
+  }
+  const [{ server_encoding }] = await dataSource.query<{ server_encoding: string }[]>('SHOW server_encoding');
+  if (server_encoding !== 'UTF8') {
+    // Documents hold text of any language, and BM25 lexemes come from its Unicode forms
+    // (`lexemeSource`): in another encoding, text beyond it fails to be stored.
+    throw new UnsupportedDatabaseError(
+      `The database must be encoded in UTF8, found ${server_encoding} (CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0)`,
+    );
   }
   const rows = await dataSource.query<{ default_version: string }[]>(
     `SELECT default_version FROM pg_available_extensions WHERE name = 'vector'`,
   );
   if (rows.length === 0) {
-    throw new DatabaseVersionError(
+    throw new UnsupportedDatabaseError(
       'The pgvector extension is not installed on the database server (run scripts/install-pgvector.sh)',
     );
   }
   if (compareVersions(rows[0].default_version, MIN_PGVECTOR) < 0) {
-    throw new DatabaseVersionError(
+    throw new UnsupportedDatabaseError(
       `pgvector ${MIN_PGVECTOR} or newer is required, found ${rows[0].default_version}`,
     );
   }

@@ -18,13 +18,22 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
   }
 }
 
-/** A fresh, migrated database for one spec file, cloned from the template the global setup made. */
-export async function createTestDatabase(template: string | null = TEMPLATE_DATABASE): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database for one spec file, cloned from the template the global setup made; with
+ * `template` null, an empty one, in `encoding` when given (with the C locale, which takes any).
+ */
+export async function createTestDatabase(
+  template: string | null = TEMPLATE_DATABASE,
+  encoding?: string,
+): Promise<TestDatabase> {
   const name = `dss_test_${randomBytes(6).toString('hex')}`;
   const url = databaseUrl(name);
-  await withAdmin((client) =>
-    client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`),
-  );
+  const options = template
+    ? ` TEMPLATE ${template}`
+    : encoding
+      ? ` TEMPLATE template0 ENCODING '${encoding}' LC_COLLATE 'C' LC_CTYPE 'C'`
+      : '';
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}${options}`));
   return {
     name,
     url,

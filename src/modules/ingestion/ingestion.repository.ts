@@ -12,6 +12,7 @@ import {
 } from 'src/modules/datasets/chunk-statistics.js';
 import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
 import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
+import { lexemeSource } from 'src/modules/search/lexeme-source.js';
 
 /** Identifies one run of the pipeline for one document. */
 export interface Run {
@@ -53,13 +54,15 @@ const INSERT_BATCH_VECTOR_VALUES = 400_000;
  * A batch of a document's chunks with their postings and the terms' document frequencies, in one
  * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
  * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
- * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration.
+ * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
+ * then the text each chunk's lexemes are taken from (`lexemeSource`), null where it is the content.
  */
 const INSERT_CHUNKS = `WITH input AS (
-     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding)
+     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],
+                          $12::text[])
+              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding, source)
    ), analysed AS (
-     SELECT input.*, to_tsvector($11::regconfig, input.content) AS lexemes FROM input
+     SELECT input.*, to_tsvector($11::regconfig, coalesce(input.source, input.content)) AS lexemes FROM input
    ), inserted AS (
      INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
                          length, embedding)
@@ -228,6 +231,11 @@ export class IngestionRepository {
         part.map((c) => c.charEnd),
         part.map((_, i) => (vectors ? (toSql(vectors[first + i]) as string) : null)),
         language,
+        // Nearly every chunk is its own lexeme source: only the others are sent twice.
+        part.map(({ content }) => {
+          const source = lexemeSource(content);
+          return source === content ? null : source;
+        }),
       ]);
       total += result.total;
     }

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { type CompiledFilter, compileFilters } from 'src/modules/search/filters.js';
+import { lexemeSource } from 'src/modules/search/lexeme-source.js';
 import { type Postings, PostingsCache, unpackPostings } from 'src/modules/search/postings-cache.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
 import { SESSION_EF_SEARCH, SearchPool } from 'src/modules/search/search-pool.js';
@@ -268,7 +269,8 @@ export class SearchRepository {
   }
 
   /**
-   * The query's terms with their document frequencies and postings, and the dataset's statistics.
+   * The query's terms (the lexemes of its `lexemeSource`, as a passage's are taken) with their
+   * document frequencies and postings, and the dataset's statistics.
    * Postings in memory at the version the terms were read at are not read again; those that are not
    * are read with their current version. In one transaction (`inSnapshot`), that version is the same.
    * Statement by statement it may have moved on, when ingestion wrote the term in between: then this
@@ -289,7 +291,7 @@ export class SearchRepository {
         WHERE d.seq = $1 AND t.df > 0
           AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))
         ORDER BY t.term`,
-      [datasetSeq, language, query],
+      [datasetSeq, language, lexemeSource(query)],
     );
     if (terms.length === 0) return { n: 0, total: 0, postings: [] };
     const postings = await this.postings(read, datasetSeq, terms, inSnapshot);
