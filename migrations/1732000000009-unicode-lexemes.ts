@@ -12,21 +12,21 @@ const PAGE = 2_000;
  * word as written there. The terms touched get new versions, so no process keeps their old postings.
  *
  * Only text beyond ASCII can change; in UTF-8, which the service requires (src/database/migrate.ts),
- * that is text of more bytes than characters. The migration reads each such chunk once, a page at a
- * time, and holds the chunk lock (`lockDatasetChunks`) of every dataset that has one while it writes.
- * Chunks a process of an older version indexes afterwards are indexed as it did, and are put right by
- * reprocessing their document.
+ * that is text of more bytes than characters. The migration takes the chunk lock (`lockDatasetChunks`)
+ * of every dataset that has such a chunk, then reads each such chunk of those datasets once, a page at
+ * a time. Chunks a process of an older version indexes meanwhile into another dataset, or afterwards,
+ * are indexed as it did, and are put right by reprocessing their document.
  */
 export class UnicodeLexemes1732000000009 implements MigrationInterface {
   name = 'UnicodeLexemes1732000000009';
 
   async up(db: QueryRunner): Promise<void> {
     const datasets = (await db.query(
-      `SELECT s.id FROM datasets s
+      `SELECT s.id, s.seq FROM datasets s
         WHERE EXISTS (SELECT FROM chunks c
                        WHERE c.dataset_seq = s.seq AND octet_length(c.content) > char_length(c.content))
         ORDER BY s.id`,
-    )) as { id: string }[];
+    )) as { id: string; seq: string }[];
     if (datasets.length === 0) return;
     for (const { id } of datasets) {
       await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('dataset chunks ' || $1, 0))`, [id]);
@@ -35,13 +35,16 @@ export class UnicodeLexemes1732000000009 implements MigrationInterface {
       `CREATE TEMP TABLE relexed (seq bigint, dataset_seq bigint, old_length integer, new_length integer,
                                   lexemes tsvector) ON COMMIT DROP`,
     );
+    // Only the datasets locked: chunks written since into another are left, as an older process's are.
+    const locked = datasets.map(({ seq }) => seq);
     let after = '0';
     for (;;) {
+      // In the order of the bigint (node-postgres gives it as a string), which `seq > $1` pages by.
       const chunks = (await db.query(
-        `SELECT seq::text, content FROM chunks
-          WHERE seq > $1 AND octet_length(content) > char_length(content)
+        `SELECT seq, content FROM chunks
+          WHERE seq > $1 AND dataset_seq = ANY($2::bigint[]) AND octet_length(content) > char_length(content)
           ORDER BY seq LIMIT ${PAGE}`,
-        [after],
+        [after, locked],
       )) as { seq: string; content: string }[];
       if (chunks.length === 0) return;
       after = chunks[chunks.length - 1].seq;
@@ -77,7 +80,9 @@ async function indexAgain(db: QueryRunner, seqs: string[], sources: string[]): P
             LATERAL (SELECT to_tsvector(s.language, i.source) AS lexemes) v`,
     [seqs, sources],
   );
-  // The old postings' share of the document frequencies goes, as `removeDocumentChunks` takes it.
+  // The old postings' share of the document frequencies goes, as `removeDocumentChunks` takes it (a
+  // copy: the statistics' rules are the schema's of this migration, whatever that function becomes;
+  // the lexemes, by contrast, must be those indexing takes now, hence `lexemeSource` imported).
   await db.query(
     `WITH gone AS (
        SELECT p.dataset_seq, p.term, count(*)::int AS n

@@ -14,8 +14,11 @@ describe('lexemeSource', () => {
     ['mathematical alphanumerics', '𝐁𝐨𝐥𝐝 𝟏', 'Bold 1'],
     ['half-width kana with their voiced mark', 'ｶﾞｲﾄﾞ', 'ガイド'],
     ['a full-width letter before a combining accent', 'Ｅ\u0301', 'É'],
+    ['full-width punctuation', '３．１４ ｅ－ｍａｉｌ （ａｔ）', '3.14 e-mail (at)'],
     ['a soft hyphen inside a word', 'infor\u00ADmation', 'information'],
-  ])('reads %s as the letters it stands for', (_, text, expected) => {
+    ['a word joiner and a zero-width no-break space', 'in\u2060for\uFEFFmation', 'information'],
+    ['a soft hyphen between a letter and its accent', 'e\u00AD\u0301', 'é'],
+  ])('reads %s as the text a reader sees', (_, text, expected) => {
     expect(lexemeSource(text)).toBe(expected);
   });
 
@@ -25,23 +28,24 @@ describe('lexemeSource', () => {
     ['superscript and subscript letters', 'xⁿ, tʰ, aᵢ, 1ª'],
     ['symbols of letters', 'Acme™ ℠ ℃ Ⓐ ㎏'],
     ['vulgar fractions and Roman numerals', '½ Ⅻ'],
-    ['full-width punctuation', '東京（とうきょう）、日本。'],
-  ])('keeps %s as written, never glued to a word as letters or digits', (_, text) => {
+    ['ideographic punctuation', '東京、日本。「とうきょう」'],
+    ['letters whose compatibility form holds a space or a sign', 'coŀlecció ﹶ ﷺ'],
+  ])('keeps %s as written', (_, text) => {
     expect(lexemeSource(text)).toBe(text);
   });
 
   it('changes only what it must in text that mixes both', () => {
-    expect(lexemeSource('The ﬁrst result¹ of Ｔｅａｍ™')).toBe('The first result¹ of Team™');
+    expect(lexemeSource('The ﬁrst result¹ of Ｔｅａｍ™ （東京）')).toBe('The first result¹ of Team™ (東京)');
   });
 
-  it('is idempotent and gives NFC text for every letter and digit beyond ASCII', () => {
+  it('is idempotent and gives NFC text for every letter and digit beyond ASCII, before an accent', () => {
     const characters: string[] = [];
     for (let cp = 0x80; cp <= 0x2ffff; cp++) {
       if (cp >= 0xd800 && cp <= 0xdfff) continue;
       const character = String.fromCodePoint(cp);
       if (/^[\p{L}\p{Nd}]$/u.test(character)) characters.push(character);
     }
-    const text = characters.join(' ');
+    const text = characters.join('\u0301 ');
     const source = lexemeSource(text);
     expect(source.normalize('NFC')).toBe(source);
     expect(lexemeSource(source)).toBe(source);

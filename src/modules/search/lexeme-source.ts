@@ -8,66 +8,99 @@
  *   converters write it) become one, by NFC;
  * - compatibility forms of letters and digits: ligatures (`ﬁ`), full-width (`Ｔ`, `１`), half-width
  *   kana, mathematical alphanumerics, the micro sign (`µ`, read as Greek `μ`), become what they stand
- *   for, by NFKC applied to those characters alone;
- * - a soft hyphen (U+00AD), an invisible hint where a word may break, is dropped: the parser ended a
- *   word there.
+ *   for, by NFKC applied to those characters alone; so does full-width punctuation (`３．１４` is
+ *   `3.14`, a number, not `3` and `14`);
+ * - invisible characters that only say where a word may or may not break, never that it ends (soft
+ *   hyphen, word joiner, zero-width no-break space), are dropped: the parser ended a word at them.
  *
  * Everything else stays as written, above all what NFKC would glue to a word as letters or digits:
- * superscripts and subscripts (`results¹`, `CO₂`, `xⁿ`, `1ª`), which the parser splits off as it does
- * `™`, `½` or circled letters. (Session 22's whole-text NFKC turned `results¹` into the term
- * `results1` and `Acme™` into `acmetm`.) The chunk's content itself is stored and shown as written.
+ * superscript and subscript digits (`results¹`, `CO₂`) and symbols (`Acme™`, `½`), which the parser
+ * splits off their word; session 22's whole-text NFKC made `results¹` the term `results1` and
+ * `Acme™` the term `acmetm`. Superscript and subscript letters (`resultsᵃ`, `xⁿ`, `1ª`) stay too;
+ * the parser reads those as part of their word, as it did before. A letter whose compatibility form
+ * holds a space or a sign (`ŀ`, the spacing Arabic vowel marks, `ﷺ`) stays, so no word is split.
+ * The chunk's content itself is stored and shown as written.
  */
 export function lexemeSource(text: string): string {
   if (!BEYOND_ASCII.test(text)) return text;
-  let source = text.normalize('NFC');
-  if (source.includes(SOFT_HYPHEN)) source = source.replaceAll(SOFT_HYPHEN, '');
-  if (source.normalize('NFKC') === source) return source;
-  const { pattern, replacements } = (compatibility ??= compatibilityLetters());
-  return source.replace(pattern, (letter) => replacements.get(letter)!).normalize('NFC');
+  const composed = text.normalize('NFC');
+  const mapped = replaceCompatible(composed);
+  // A letter mapped, or a soft hyphen dropped, can leave a base letter beside a combining mark.
+  return mapped === composed ? composed : mapped.normalize('NFC');
 }
 
 const BEYOND_ASCII = /[\u0080-\u{10FFFF}]/u;
-const SOFT_HYPHEN = '\u00AD';
+
+/** `text` with each character of the table replaced: a typed-array lookup per UTF-16 unit beyond ASCII. */
+function replaceCompatible(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) continue;
+    let replacement: string | undefined;
+    let width = 1;
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        width = 2;
+        replacement = ASTRAL.get((unit - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000);
+      }
+    } else if (BASIC[unit] !== 0) {
+      replacement = REPLACEMENTS[BASIC[unit] - 1];
+    }
+    if (replacement !== undefined) {
+      out += text.slice(copied, i) + replacement;
+      copied = i + width;
+    }
+    i += width - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
 
 const LETTER_OR_DIGIT = /^[\p{L}\p{Nd}]$/u;
 const MODIFIER_OR_OTHER_LETTER = /^[\p{Lm}\p{Lo}]$/u;
 const CASED_LETTER = /[\p{Lu}\p{Ll}\p{Lt}]/u;
+const LETTERS_MARKS_DIGITS = /^[\p{L}\p{M}\p{Nd}]+$/u;
 
-let compatibility: { pattern: RegExp; replacements: Map<string, string> } | undefined;
+/** Dropped: they tell where a word may (soft hyphen) or may not (the other two) break, nothing more. */
+const INVISIBLE_IN_WORDS = [0x00ad, 0x2060, 0xfeff];
+/** Full-width forms of ASCII's printable characters. */
+const FULL_WIDTH_ASCII = { first: 0xff01, last: 0xff5e };
 
 /**
- * Every letter and decimal digit whose compatibility form differs from its canonical one, with that
- * form, and one pattern that finds them: about 2,300 characters, listed from the runtime's own Unicode
- * data (the ICU that `String.prototype.normalize` uses) on first need, in about 65 ms. Left out: the
- * superscript and subscript letters, which are modifier or other letters (`ʰ`, `ⁿ`, `ª`) whose
- * compatibility form is a cased letter; a modifier letter such as the half-width voiced mark `ﾞ`, whose
- * form is a combining mark, is kept in.
+ * The replacements: index + 1 into REPLACEMENTS per code unit of the basic plane (0: none), and a map
+ * for the rest. Listed at load, in about 8 ms, from the runtime's own Unicode data (the ICU behind
+ * `String.prototype.normalize`): every letter and decimal digit whose compatibility form differs from
+ * its canonical one and is made of letters, marks and digits alone, except superscript and subscript
+ * letters (modifier or other letters whose form is a cased letter: `ʰ`, `ⁿ`, `ª`; a modifier such as
+ * the half-width voiced mark `ﾞ`, whose form is a combining mark, is kept in). About 2,300 characters,
+ * all in the first two planes: beyond them lie only ideographs, whose compatibility variants are
+ * canonical ones, which NFC handles.
  */
-function compatibilityLetters(): { pattern: RegExp; replacements: Map<string, string> } {
-  const replacements = new Map<string, string>();
-  let ranges = '';
-  let start = -1;
-  let end = -1;
-  const close = () => {
-    if (start < 0) return;
-    ranges += start === end ? codePoint(start) : `${codePoint(start)}-${codePoint(end)}`;
+const BASIC = new Uint16Array(0x10000);
+const REPLACEMENTS: string[] = [];
+const ASTRAL = new Map<number, string>();
+{
+  const add = (cp: number, replacement: string) => {
+    if (cp > 0xffff) {
+      ASTRAL.set(cp, replacement);
+    } else {
+      REPLACEMENTS.push(replacement);
+      BASIC[cp] = REPLACEMENTS.length;
+    }
   };
-  for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+  for (let cp = 0x80; cp <= 0x1ffff; cp++) {
     if (cp === 0xd800) cp = 0xe000; // surrogates are no characters
     const character = String.fromCodePoint(cp);
     if (!LETTER_OR_DIGIT.test(character)) continue;
     const compatible = character.normalize('NFKC');
-    if (compatible === character.normalize('NFC')) continue;
+    if (compatible === character.normalize('NFC') || !LETTERS_MARKS_DIGITS.test(compatible)) continue;
     if (MODIFIER_OR_OTHER_LETTER.test(character) && CASED_LETTER.test(compatible)) continue;
-    replacements.set(character, compatible);
-    if (cp !== end + 1) {
-      close();
-      start = cp;
-    }
-    end = cp;
+    add(cp, compatible);
   }
-  close();
-  return { pattern: new RegExp(`[${ranges}]`, 'gu'), replacements };
+  for (let cp = FULL_WIDTH_ASCII.first; cp <= FULL_WIDTH_ASCII.last; cp++) {
+    if (BASIC[cp] === 0) add(cp, String.fromCharCode(cp - FULL_WIDTH_ASCII.first + 0x21));
+  }
+  for (const cp of INVISIBLE_IN_WORDS) add(cp, '');
 }
-
-const codePoint = (cp: number) => `\\u{${cp.toString(16)}}`;
