@@ -12,6 +12,7 @@ import { migrate } from 'src/database/migrate.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { ReembedRepository } from 'src/modules/ingestion/embedding/reembed.repository.js';
 import { ReembedService } from 'src/modules/ingestion/embedding/reembed.service.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
@@ -34,7 +35,9 @@ class CliModule {
     return {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
-      providers: options.embedding ? [EmbeddingService, IngestionRepository, ReembedService] : [],
+      providers: options.embedding
+        ? [EmbeddingService, IngestionRepository, ReembedRepository, ReembedService]
+        : [],
     };
   }
 }

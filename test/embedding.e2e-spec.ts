@@ -131,7 +131,14 @@ describe('Embedding providers', () => {
       // The embedding server holds its answer, so that the command can be watched while it runs.
       openai.delayMs = 1_500;
       const asked = openai.inputs.length;
-      const running = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId);
+      // With a pool of one connection: the run's lock is held by a session outside the pool, which a
+      // pool of one would otherwise wait for (10 s, then a failure).
+      const running = t.cliWith(
+        { ...openAiEnv(openai), DATABASE_POOL_SIZE: '1' },
+        'datasets',
+        'reembed',
+        datasetId,
+      );
       const state = () =>
         t.sql
           .query('SELECT embedding_model, reembedding FROM datasets WHERE id = $1', [datasetId])
@@ -222,6 +229,71 @@ describe('Embedding providers', () => {
           datasetId,
         ),
       ).toMatchObject({ chunks: done.chunks_created, model: 'other-embedder', dimensions: 12 });
+    } finally {
+      openai.hangs = () => false;
+      await other.close();
+      await t.close();
+    }
+  }, 150_000);
+
+  it('stops a re-embedding whose lock session ended, before it writes again, so a run that took over is alone', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    const other = await startFakeOpenAI(12);
+    try {
+      const key = await t.createApiKey();
+      const datasetId = await createDataset(t.http, key);
+      const paragraph = (i: number) =>
+        `Paragraph ${i} of a long report. ${'Words about rivers and hills. '.repeat(22)}`;
+      const text = Array.from({ length: 300 }, (_, i) => paragraph(i)).join('\n\n');
+      const done = await addDocument(t.http, key, datasetId, { content: text });
+      const { rows } = await t.sql.query(
+        'SELECT content FROM chunks WHERE document_id = $1 ORDER BY seq OFFSET 256 LIMIT 1',
+        [done.document_id],
+      );
+      const secondPage = rows[0].content as string;
+      openai.hangs = (input) => input === secondPage;
+      const asked = openai.inputs.length; // an earlier test sent the same paragraphs
+      const first = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId).then(
+        (result) => ({ result }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+      await until(() => openai.inputs.slice(asked).includes(secondPage), 30_000);
+      // The session holding the first run's lock ends (a timeout, a failover, an administrator) while
+      // its process runs on; a second run, of another model, takes the lock and runs to its end.
+      const ended = await t.sql.query(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'dataset-search reembed'`,
+      );
+      expect(ended.rows).toEqual([{ ended: true }]);
+      expect(
+        await t.cliWith(
+          { ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' },
+          'datasets',
+          'reembed',
+          datasetId,
+        ),
+      ).toMatchObject({ chunks: done.chunks_created, model: 'other-embedder', dimensions: 12 });
+
+      // The first run's request is answered (after its 30 s timeout, sent again): it writes nothing more.
+      openai.hangs = () => false;
+      const stopped = await first;
+      expect(stopped).toMatchObject({ code: 1 });
+      expect(JSON.parse((stopped as { stderr: string }).stderr)).toEqual({
+        error: expect.stringContaining('lost its lock'),
+        code: 'reembed_lock_lost',
+      });
+      const dimensions = await t.sql.query(
+        'SELECT vector_dims(embedding) AS dims, count(*)::int AS n FROM chunks GROUP BY 1 ORDER BY 1',
+      );
+      expect(dimensions.rows).toEqual([{ dims: 12, n: done.chunks_created }]);
+      const dataset = await t.sql.query(
+        'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
+        [datasetId],
+      );
+      expect(dataset.rows[0]).toEqual({
+        embedding_model: 'other-embedder',
+        embedding_dimensions: 12,
+        reembedding: false,
+      });
     } finally {
       openai.hangs = () => false;
       await other.close();

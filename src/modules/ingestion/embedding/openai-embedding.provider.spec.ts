@@ -37,6 +37,31 @@ describe('OpenAIEmbeddingProvider', () => {
   });
 
   it.each([
+    [
+      "Google's: no index where it is 0",
+      (data: { index: number }[]) =>
+        data.map(({ index, ...item }) => (index === 0 ? item : { ...item, index })),
+    ],
+    ['no index at all', (data: { index: number }[]) => data.map(({ index: _, ...item }) => item)],
+  ])('takes an answer with %s, each vector in its place', async (_, reshape) => {
+    openai.reshape = reshape;
+    const vectors = await provider.embedPassages(['first', 'second', 'third']);
+    vectors.forEach((vector, i) =>
+      hashVector(['first', 'second', 'third'][i], 4).forEach((x, j) => expect(vector[j]).toBeCloseTo(x, 6)),
+    );
+  });
+
+  it('refuses an answer whose one missing index leaves another given twice', async () => {
+    openai.reshape = (data) =>
+      (data as { index: number }[]).map(({ index, ...item }) =>
+        index === 1 ? item : { ...item, index: 1 - index },
+      );
+    await expect(provider.embedPassages(['first', 'second'])).rejects.toThrow(
+      'the embeddings endpoint answered embeddings not indexed 0 to n - 1',
+    );
+  });
+
+  it.each([
     ['one embedding short', (data: object[]) => data.slice(1), '1 embeddings for 2 inputs'],
     [
       'two embeddings of one index',

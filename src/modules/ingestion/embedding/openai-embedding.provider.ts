@@ -75,13 +75,27 @@ export class OpenAIEmbeddingProvider implements EmbeddingProvider {
     );
     const issue = answerIssue(response.data, input.length, this.dimensions);
     if (issue) throw new Error(`the embeddings endpoint answered ${issue}`);
-    return [...response.data].sort((a, b) => a.index - b.index).map((item) => l2Normalise(item.embedding));
+    return (
+      response.data
+        // 0..n-1, as answerIssue has checked.
+        .map((item, position) => ({ index: indexOf(item, position) as number, embedding: item.embedding }))
+        .sort((a, b) => a.index - b.index)
+        .map((item) => l2Normalise(item.embedding))
+    );
   }
 }
 
 /**
+ * An item's index: the one it gives, or its place in the list when it gives none. Google's
+ * OpenAI-compatible endpoint leaves `index` out where it is 0, as protobuf leaves out default values.
+ */
+function indexOf(item: { index?: unknown } | null | undefined, position: number): unknown {
+  return item?.index ?? position;
+}
+
+/**
  * What is wrong with an endpoint's answer, or null. It must hold one vector for each input, indexed
- * 0..n-1. The vectors must be finite numbers, all of one length, and of `dimensions` once the probe
+ * 0..n-1 (`indexOf`). The vectors must be finite numbers, all of one length, and of `dimensions` once the probe
  * has learned it (0 while probing). Anything else would be stored beside the wrong chunk, or fail
  * later in PostgreSQL with a less useful message.
  */
@@ -89,7 +103,7 @@ function answerIssue(data: unknown, inputs: number, dimensions: number): string 
   if (!Array.isArray(data)) return 'no list of embeddings';
   if (data.length !== inputs) return `${data.length} embeddings for ${inputs} inputs`;
   const items = data as { index?: unknown; embedding?: unknown }[];
-  const indexes = new Set(items.map((item) => item?.index));
+  const indexes = new Set(items.map(indexOf));
   if (!items.every((_, i) => indexes.has(i))) return 'embeddings not indexed 0 to n - 1';
   const first = items[0]?.embedding;
   const expected = dimensions || (Array.isArray(first) ? first.length : 0);

@@ -3,7 +3,10 @@ import { AppError } from 'src/common/errors/app-error.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import {
+  type ReembeddingLock,
+  ReembedRepository,
+} from 'src/modules/ingestion/embedding/reembed.repository.js';
 
 const PAGE = 256;
 
@@ -13,12 +16,13 @@ const PAGE = 256;
  * runs, the dataset is marked `reembedding`: the vector leg leaves it out (so that it never ranks two
  * models' vectors together) and chunks indexed meanwhile get no vector; they are embedded once the
  * new model is recorded. Interrupted, the dataset stays keyword-only until the command runs again.
- * One run at a time per dataset: another one started meanwhile is refused (409 reembed_in_progress).
+ * One run at a time per dataset: another one started meanwhile is refused (`reembed_in_progress`),
+ * and a run whose lock's session ended stops at its next write (`reembed_lock_lost`).
  */
 @Injectable()
 export class ReembedService {
   constructor(
-    private readonly repository: IngestionRepository,
+    private readonly repository: ReembedRepository,
     private readonly embedding: EmbeddingService,
   ) {}
 
@@ -27,8 +31,8 @@ export class ReembedService {
     if (!provider) throw new AppError(400, 'embedding_unavailable', 'No embedding provider is configured');
     const seq = await this.repository.datasetSeq(datasetId);
     if (seq === null) throw DatasetErrors.notFound(datasetId);
-    const result = await this.repository.withReembeddingLock(datasetId, () =>
-      this.run(datasetId, seq, provider, onProgress),
+    const result = await this.repository.withReembeddingLock(datasetId, (lock) =>
+      this.run(lock, seq, provider, onProgress),
     );
     if (!result) {
       throw new AppError(409, 'reembed_in_progress', `Dataset "${datasetId}" is already being re-embedded`, {
@@ -39,19 +43,32 @@ export class ReembedService {
   }
 
   private async run(
-    datasetId: string,
+    lock: ReembeddingLock,
     seq: string,
     provider: EmbeddingProvider,
     onProgress: (done: number) => void,
   ) {
-    await this.repository.startReembedding(datasetId);
+    const { datasetId } = lock;
+    const stillHeld = (written: boolean) => {
+      if (!written) {
+        throw new AppError(
+          409,
+          'reembed_lock_lost',
+          `The re-embedding of dataset "${datasetId}" lost its lock (its database session ended) and wrote nothing more; run it again`,
+          { dataset_id: datasetId },
+        );
+      }
+    };
+    stillHeld(await this.repository.startReembedding(lock));
     let done = 0;
     const embedPage = async (page: { seq: string; content: string }[]) => {
       const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
-      await this.repository.setEmbeddings(
-        datasetId,
-        page.map((chunk) => chunk.seq),
-        vectors,
+      stillHeld(
+        await this.repository.setEmbeddings(
+          lock,
+          page.map((chunk) => chunk.seq),
+          vectors,
+        ),
       );
       done += page.length;
       onProgress(done);
@@ -64,7 +81,7 @@ export class ReembedService {
     }
     // Back into vector search under the new model. Documents indexed while the pages were read got no
     // vectors; their transactions held the dataset's chunk lock, which finishReembedding waits for.
-    await this.repository.finishReembedding(datasetId, provider.model, provider.dimensions);
+    stillHeld(await this.repository.finishReembedding(lock, provider.model, provider.dimensions));
     for (;;) {
       const page = await this.repository.chunksWithoutEmbedding(seq, PAGE);
       if (page.length === 0) break;

@@ -1,0 +1,157 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import { toSql } from 'pgvector';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { Tx } from 'src/database/transaction.js';
+import { lockDatasetChunks } from 'src/modules/datasets/chunk-statistics.js';
+
+/** A run's hold on a dataset's re-embedding lock: the database session that holds it. */
+export interface ReembeddingLock {
+  datasetId: string;
+  /** The session's backend, named by its pid and start time (a pid alone can be reused). */
+  pid: number;
+  backendStart: string;
+}
+
+/** The key of the dataset's (`$1`) re-embedding lock, a PostgreSQL advisory lock. */
+const REEMBEDDING_KEY = `hashtextextended('dataset reembedding ' || $1, 0)`;
+
+/** The statements of `datasets reembed` (ReembedService). */
+@Injectable()
+export class ReembedRepository {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The dataset's internal key, or null when there is no such dataset. */
+  async datasetSeq(datasetId: string): Promise<string | null> {
+    const [row] = await this.db.query<{ seq: string }[]>('SELECT seq FROM datasets WHERE id = $1', [
+      datasetId,
+    ]);
+    return row?.seq ?? null;
+  }
+
+  /** A page of a dataset's chunks in key order. */
+  chunkPage(
+    datasetSeq: string,
+    afterSeq: string,
+    limit: number,
+  ): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [datasetSeq, afterSeq, limit],
+    );
+  }
+
+  /** Chunks of a dataset that have no vector yet, in key order. */
+  chunksWithoutEmbedding(datasetSeq: string, limit: number): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
+      [datasetSeq, limit],
+    );
+  }
+
+  /**
+   * Runs `work` holding the dataset's re-embedding lock, or returns null at once when another run holds
+   * it: two runs at once, of two models, would each overwrite the other's vectors and record its own
+   * model at its end. A session-level advisory lock, held for the whole run by a session of its own,
+   * outside the pool (the run's transactions need the pool's connections, and a pool of one would wait
+   * for itself): a run that dies loses its session and the lock with it, so the command can always be
+   * run again. A session can also end while its process runs on (a timeout, a failover, a backend
+   * terminated): then another run may take the lock, so every write of the run checks, in its own
+   * transaction, that its session still holds it (`holding`).
+   */
+  async withReembeddingLock<T>(
+    datasetId: string,
+    work: (lock: ReembeddingLock) => Promise<T>,
+  ): Promise<T | null> {
+    const session = new pg.Client({
+      connectionString: this.config.databaseUrl,
+      application_name: 'dataset-search reembed',
+    });
+    // A session that ends under way is noticed by the run's next write, which then stops the run.
+    session.on('error', () => undefined);
+    await session.connect();
+    try {
+      const { rows } = await session.query<{ locked: boolean; pid: number; started: string }>(
+        `SELECT pg_try_advisory_lock(${REEMBEDDING_KEY}) AS locked, pg_backend_pid() AS pid,
+                (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started`,
+        [datasetId],
+      );
+      const [{ locked, pid, started }] = rows;
+      if (!locked) return null;
+      return await work({ datasetId, pid, backendStart: started });
+    } finally {
+      // Its end releases the lock; a session already gone has taken the lock with it.
+      await session.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors.
+   * False, with nothing written, when `lock` is no longer held.
+   */
+  startReembedding(lock: ReembeddingLock): Promise<boolean> {
+    // Under the chunk lock: after the indexing under way, before the next.
+    return this.holding(lock, (tx) =>
+      tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [lock.datasetId]),
+    );
+  }
+
+  /**
+   * Writes a page of vectors; false, with nothing written, when `lock` is no longer held. Under the
+   * chunk lock: the rows it locks, in its own order, could otherwise cross those of a document's or the
+   * dataset's deletion, and one of the two would fail as a deadlock.
+   */
+  setEmbeddings(lock: ReembeddingLock, seqs: string[], vectors: number[][]): Promise<boolean> {
+    return this.holding(lock, (tx) =>
+      tx.query(
+        `UPDATE chunks SET embedding = v.embedding::vector
+           FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
+          WHERE chunks.seq = v.seq`,
+        [seqs, vectors.map((vector) => toSql(vector) as string)],
+      ),
+    );
+  }
+
+  /**
+   * Records the dataset's new model, and back into vector search; false, with nothing written, when
+   * `lock` is no longer held.
+   */
+  finishReembedding(lock: ReembeddingLock, model: string, dimensions: number): Promise<boolean> {
+    return this.holding(lock, (tx) =>
+      tx.query(
+        'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
+        [lock.datasetId, model, dimensions],
+      ),
+    );
+  }
+
+  /**
+   * `work` in a transaction of its own under the dataset's chunk lock (`lockDatasetChunks`), if the
+   * session of `lock` still holds the re-embedding lock; false otherwise. Checked under the chunk lock,
+   * which every write of a run takes: a run that took the lock over from a lost session writes only
+   * after this transaction, and this run, no longer holding it, writes nothing after it.
+   */
+  private holding(lock: ReembeddingLock, work: (tx: Tx) => Promise<unknown>): Promise<boolean> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
+      await lockDatasetChunks(tx, lock.datasetId);
+      // pg_locks shows an advisory lock of one bigint key as its high and low 32 bits, objsubid 1.
+      const [{ held }] = await tx.query<{ held: boolean }[]>(
+        `SELECT EXISTS (
+           SELECT FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid, (SELECT ${REEMBEDDING_KEY} AS key) k
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+              AND l.classid::bigint = (k.key >> 32) & 4294967295 AND l.objid::bigint = k.key & 4294967295
+              AND l.pid = $2 AND a.backend_start = $3::timestamptz
+         ) AS held`,
+        [lock.datasetId, lock.pid, lock.backendStart],
+      );
+      if (!held) return false;
+      await work(tx);
+      return true;
+    });
+  }
+}
