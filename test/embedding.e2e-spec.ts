@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { addDocument, createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
-import { bearer, freePort, runUntilExit, startTestApp } from './utils/test-app.js';
+import { bearer, freePort, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
 
 describe('Embedding providers', () => {
@@ -167,68 +167,80 @@ describe('Embedding providers', () => {
     }
   });
 
+  /** A command's outcome: its JSON result, or its exit code and standard error. */
+  const settle = (run: Promise<unknown>): Promise<{ result?: unknown; code?: number; stderr?: string }> =>
+    run.then(
+      (result) => ({ result }),
+      (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+
+  /**
+   * A dataset of one document of 300 paragraphs of about 700 characters, one chunk each (two pages of
+   * the command), and a first re-embedding of it (8 dimensions) under way: it waits for `openai` in its
+   * second page (until `openai.hangs` is lifted, then its request times out after 30 s and is sent
+   * again), with its first page of vectors written and no transaction open.
+   */
+  async function reembeddingUnderWay(t: TestApp) {
+    const key = await t.createApiKey();
+    const datasetId = await createDataset(t.http, key);
+    const paragraph = (i: number) =>
+      `Paragraph ${i} of a long report. ${'Words about rivers and hills. '.repeat(22)}`;
+    const text = Array.from({ length: 300 }, (_, i) => paragraph(i)).join('\n\n');
+    const done = await addDocument(t.http, key, datasetId, { content: text });
+    expect(done.chunks_created).toBeGreaterThan(256);
+    const { rows } = await t.sql.query(
+      'SELECT content FROM chunks WHERE document_id = $1 ORDER BY seq OFFSET 256 LIMIT 1',
+      [done.document_id],
+    );
+    const secondPage = rows[0].content as string;
+    openai.hangs = (input) => input === secondPage;
+    const asked = openai.inputs.length; // another test may have sent the same paragraphs
+    const first = settle(t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId));
+    await until(() => openai.inputs.slice(asked).includes(secondPage), 30_000);
+    return { datasetId, chunks: done.chunks_created, first };
+  }
+
+  /** The chunks' vector dimensions with their counts, and the model the dataset records. */
+  async function vectorsOf(t: TestApp, datasetId: string) {
+    const dimensions = await t.sql.query(
+      `SELECT vector_dims(embedding) AS dims, count(*)::int AS n FROM chunks
+        WHERE dataset_seq = (SELECT seq FROM datasets WHERE id = $1) GROUP BY 1 ORDER BY 1`,
+      [datasetId],
+    );
+    const dataset = await t.sql.query(
+      'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
+      [datasetId],
+    );
+    return { dimensions: dimensions.rows, dataset: dataset.rows[0] };
+  }
+
   it('refuses a second re-embedding of a dataset while one runs, so two models never share its vectors', async () => {
-    // Paragraphs of about 700 characters make one chunk each: 300 chunks, two pages of the command.
     const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
     const other = await startFakeOpenAI(12);
+    const otherModel = { ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' };
     try {
-      const key = await t.createApiKey();
-      const datasetId = await createDataset(t.http, key);
-      const paragraph = (i: number) =>
-        `Paragraph ${i} of a long report. ${'Words about rivers and hills. '.repeat(22)}`;
-      const text = Array.from({ length: 300 }, (_, i) => paragraph(i)).join('\n\n');
-      const done = await addDocument(t.http, key, datasetId, { content: text });
-      expect(done.chunks_created).toBeGreaterThan(256);
-      const { rows } = await t.sql.query(
-        'SELECT content FROM chunks WHERE document_id = $1 ORDER BY seq OFFSET 256 LIMIT 1',
-        [done.document_id],
-      );
-      const secondPage = rows[0].content as string;
-
-      // The first run (8 dimensions) waits for its embedding server in its second page: its first page of
-      // vectors is written, and no transaction of it is open.
-      openai.hangs = (input) => input === secondPage;
-      const first = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId);
-      await until(() => openai.inputs.includes(secondPage), 30_000);
+      const { datasetId, chunks, first } = await reembeddingUnderWay(t);
       // A second run, of another model (12 dimensions), while the first one is under way.
-      const second = await t
-        .cliWith({ ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' }, 'datasets', 'reembed', datasetId)
-        .then(
-          (result) => ({ result }),
-          (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
-        );
-      // The first run's request times out (30 s) and is sent again, answered this time.
+      const second = await settle(t.cliWith(otherModel, 'datasets', 'reembed', datasetId));
       openai.hangs = () => false;
-      expect(await first).toMatchObject({ chunks: done.chunks_created, model: 'fake-embedder' });
+      expect(await first).toMatchObject({ result: { chunks, model: 'fake-embedder' } });
 
-      const dimensions = await t.sql.query(
-        'SELECT vector_dims(embedding) AS dims, count(*)::int AS n FROM chunks GROUP BY 1 ORDER BY 1',
-      );
-      expect(dimensions.rows).toEqual([{ dims: 8, n: done.chunks_created }]);
-      const dataset = await t.sql.query(
-        'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
-        [datasetId],
-      );
-      expect(dataset.rows[0]).toEqual({
-        embedding_model: 'fake-embedder',
-        embedding_dimensions: 8,
-        reembedding: false,
+      expect(await vectorsOf(t, datasetId)).toEqual({
+        dimensions: [{ dims: 8, n: chunks }],
+        dataset: { embedding_model: 'fake-embedder', embedding_dimensions: 8, reembedding: false },
       });
       expect(second).toMatchObject({ code: 1 });
-      expect(JSON.parse((second as { stderr: string }).stderr)).toEqual({
+      expect(JSON.parse(second.stderr!)).toEqual({
         error: expect.stringContaining('already being re-embedded'),
         code: 'reembed_in_progress',
       });
 
       // Once the first run has ended, the dataset can be re-embedded again.
-      expect(
-        await t.cliWith(
-          { ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' },
-          'datasets',
-          'reembed',
-          datasetId,
-        ),
-      ).toMatchObject({ chunks: done.chunks_created, model: 'other-embedder', dimensions: 12 });
+      expect(await t.cliWith(otherModel, 'datasets', 'reembed', datasetId)).toMatchObject({
+        chunks,
+        model: 'other-embedder',
+        dimensions: 12,
+      });
     } finally {
       openai.hangs = () => false;
       await other.close();
@@ -240,28 +252,12 @@ describe('Embedding providers', () => {
     const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
     const other = await startFakeOpenAI(12);
     try {
-      const key = await t.createApiKey();
-      const datasetId = await createDataset(t.http, key);
-      const paragraph = (i: number) =>
-        `Paragraph ${i} of a long report. ${'Words about rivers and hills. '.repeat(22)}`;
-      const text = Array.from({ length: 300 }, (_, i) => paragraph(i)).join('\n\n');
-      const done = await addDocument(t.http, key, datasetId, { content: text });
-      const { rows } = await t.sql.query(
-        'SELECT content FROM chunks WHERE document_id = $1 ORDER BY seq OFFSET 256 LIMIT 1',
-        [done.document_id],
-      );
-      const secondPage = rows[0].content as string;
-      openai.hangs = (input) => input === secondPage;
-      const asked = openai.inputs.length; // an earlier test sent the same paragraphs
-      const first = t.cliWith(openAiEnv(openai), 'datasets', 'reembed', datasetId).then(
-        (result) => ({ result }),
-        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr }),
-      );
-      await until(() => openai.inputs.slice(asked).includes(secondPage), 30_000);
+      const { datasetId, chunks, first } = await reembeddingUnderWay(t);
       // The session holding the first run's lock ends (a timeout, a failover, an administrator) while
       // its process runs on; a second run, of another model, takes the lock and runs to its end.
       const ended = await t.sql.query(
-        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'dataset-search reembed'`,
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = 'dataset-search reembed' AND datname = current_database()`,
       );
       expect(ended.rows).toEqual([{ ended: true }]);
       expect(
@@ -271,28 +267,19 @@ describe('Embedding providers', () => {
           'reembed',
           datasetId,
         ),
-      ).toMatchObject({ chunks: done.chunks_created, model: 'other-embedder', dimensions: 12 });
+      ).toMatchObject({ chunks, model: 'other-embedder', dimensions: 12 });
 
-      // The first run's request is answered (after its 30 s timeout, sent again): it writes nothing more.
+      // The first run's request is answered: it writes nothing more.
       openai.hangs = () => false;
       const stopped = await first;
       expect(stopped).toMatchObject({ code: 1 });
-      expect(JSON.parse((stopped as { stderr: string }).stderr)).toEqual({
+      expect(JSON.parse(stopped.stderr!)).toEqual({
         error: expect.stringContaining('lost its lock'),
         code: 'reembed_lock_lost',
       });
-      const dimensions = await t.sql.query(
-        'SELECT vector_dims(embedding) AS dims, count(*)::int AS n FROM chunks GROUP BY 1 ORDER BY 1',
-      );
-      expect(dimensions.rows).toEqual([{ dims: 12, n: done.chunks_created }]);
-      const dataset = await t.sql.query(
-        'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
-        [datasetId],
-      );
-      expect(dataset.rows[0]).toEqual({
-        embedding_model: 'other-embedder',
-        embedding_dimensions: 12,
-        reembedding: false,
+      expect(await vectorsOf(t, datasetId)).toEqual({
+        dimensions: [{ dims: 12, n: chunks }],
+        dataset: { embedding_model: 'other-embedder', embedding_dimensions: 12, reembedding: false },
       });
     } finally {
       openai.hangs = () => false;
