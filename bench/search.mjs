@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { lexemeSource } from '../dist/modules/search/lexeme-source.js';
+import { changedLexemeSource } from '../dist/modules/search/lexeme-source.js';
 import { lanceSearch } from './lancedb-search.mjs';
 import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
 
@@ -124,10 +124,7 @@ try {
         part.map((c) => `doc_${String(docNumber.get(c.doc)).padStart(22, '0')}`),
         part.map((c) => c.text),
         part.map((_, j) => i + j),
-        part.map((c) => {
-          const source = lexemeSource(c.text);
-          return source === c.text ? null : source;
-        }),
+        part.map((c) => changedLexemeSource(c.text)),
       ],
     );
     await db.query(

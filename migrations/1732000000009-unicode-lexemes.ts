@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { lexemeSource } from '../src/modules/search/lexeme-source.js';
+import { changedLexemeSource } from '../src/modules/search/lexeme-source.js';
 
 /** Chunks read a statement while looking for those to index again. */
 const PAGE = 2_000;
@@ -49,8 +49,8 @@ export class UnicodeLexemes1732000000009 implements MigrationInterface {
       if (chunks.length === 0) return;
       after = chunks[chunks.length - 1].seq;
       const changed = chunks
-        .map(({ seq, content }) => ({ seq, source: lexemeSource(content), content }))
-        .filter(({ source, content }) => source !== content);
+        .map(({ seq, content }) => ({ seq, source: changedLexemeSource(content) }))
+        .filter((chunk): chunk is { seq: string; source: string } => chunk.source !== null);
       if (changed.length > 0) {
         await indexAgain(
           db,
@@ -82,7 +82,7 @@ async function indexAgain(db: QueryRunner, seqs: string[], sources: string[]): P
   );
   // The old postings' share of the document frequencies goes, as `removeDocumentChunks` takes it (a
   // copy: the statistics' rules are the schema's of this migration, whatever that function becomes;
-  // the lexemes, by contrast, must be those indexing takes now, hence `lexemeSource` imported).
+  // the lexemes, by contrast, must be those indexing takes now, hence `changedLexemeSource` imported).
   await db.query(
     `WITH gone AS (
        SELECT p.dataset_seq, p.term, count(*)::int AS n

@@ -303,6 +303,17 @@ describe('Keyword search (BM25)', () => {
       expect(Math.abs(result.keyword_score! - reference.get(result.chunk_id)!)).toBeLessThan(1e-6);
     }
   };
+  /** A dataset of UNICODE_CORPUS, a document a line. */
+  const unicodeDataset = async () => {
+    const dataset = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      dataset,
+      UNICODE_CORPUS.map((content) => ({ content })),
+    );
+    return dataset;
+  };
   /** Every term's df is its number of postings; the dataset's total length is its chunks'. */
   const expectExactStatistics = async (dataset: string) => {
     const { rows } = await t.sql.query(
@@ -320,13 +331,7 @@ describe('Keyword search (BM25)', () => {
   };
 
   it('matches a word however Unicode writes it, and keeps marks beside words apart', async () => {
-    const own = await createDataset(t.http, key);
-    await ingest(
-      t,
-      key,
-      own,
-      UNICODE_CORPUS.map((content) => ({ content })),
-    );
+    const own = await unicodeDataset();
     await expectUnicodeMatches(own);
     // The content is shown as it was written.
     expect((await found(own, 'tokyo'))[0].content).toBe(UNICODE_CORPUS[2]);
@@ -335,13 +340,7 @@ describe('Keyword search (BM25)', () => {
   });
 
   it('indexes again, at migration 9, the chunks an earlier version indexed from text as written', async () => {
-    const own = await createDataset(t.http, key);
-    await ingest(
-      t,
-      key,
-      own,
-      UNICODE_CORPUS.map((content) => ({ content })),
-    );
+    const own = await unicodeDataset();
     // More chunks than the migration reads a page, so that their seqs run past 999 and 1000 in a page
     // (a page in text order, 1000 before 999, skipped some: found in review).
     const [{ seq }] = (await t.sql.query(`SELECT seq FROM datasets WHERE id = $1`, [own])).rows;

@@ -13,7 +13,7 @@ import {
 } from 'src/modules/datasets/chunk-statistics.js';
 import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
 import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
-import { lexemeSource } from 'src/modules/search/lexeme-source.js';
+import { changedLexemeSource } from 'src/modules/search/lexeme-source.js';
 
 /**
  * Chunks whose lexeme source is computed in one turn of the event loop: text far from ASCII costs up
@@ -22,18 +22,13 @@ import { lexemeSource } from 'src/modules/search/lexeme-source.js';
  */
 const LEXEME_SLICE = 500;
 
-/**
- * Each chunk's `lexemeSource`, or null where it is the content (nearly every chunk: only the others
- * are sent twice), a slice of chunks a turn of the event loop.
- */
+/** Each chunk's `changedLexemeSource`, a slice of chunks a turn of the event loop. */
 async function lexemeSources(chunks: Chunk[]): Promise<(string | null)[]> {
   const sources: (string | null)[] = [];
   for (let first = 0; first < chunks.length; first += LEXEME_SLICE) {
     if (first > 0) await setImmediate();
-    for (const { content } of chunks.slice(first, first + LEXEME_SLICE)) {
-      const source = lexemeSource(content);
-      sources.push(source === content ? null : source);
-    }
+    for (const { content } of chunks.slice(first, first + LEXEME_SLICE))
+      sources.push(changedLexemeSource(content));
   }
   return sources;
 }
@@ -79,7 +74,7 @@ const INSERT_BATCH_VECTOR_VALUES = 400_000;
  * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
  * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
  * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
- * then the text each chunk's lexemes are taken from (`lexemeSource`), null where it is the content.
+ * then the text each chunk's lexemes are taken from (`changedLexemeSource`), null where it is the content.
  */
 const INSERT_CHUNKS = `WITH input AS (
      SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],

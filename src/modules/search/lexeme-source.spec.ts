@@ -1,4 +1,4 @@
-import { lexemeSource } from 'src/modules/search/lexeme-source.js';
+import { changedLexemeSource, lexemeSource } from 'src/modules/search/lexeme-source.js';
 
 describe('lexemeSource', () => {
   it('returns ASCII text as it is', () => {
@@ -32,6 +32,12 @@ describe('lexemeSource', () => {
     ['letters whose compatibility form holds a space or a sign', 'coŀlecció ﹶ ﷺ'],
   ])('keeps %s as written', (_, text) => {
     expect(lexemeSource(text)).toBe(text);
+  });
+
+  it('gives the changed lexeme source only where it differs from the text', () => {
+    expect(changedLexemeSource('Plain text, ﬁ-free')).toBe('Plain text, fi-free');
+    expect(changedLexemeSource('Plain text')).toBeNull();
+    expect(changedLexemeSource('résumé, results¹')).toBeNull();
   });
 
   it('changes only what it must in text that mixes both', () => {

@@ -29,6 +29,15 @@ export function lexemeSource(text: string): string {
   return mapped === composed ? composed : mapped.normalize('NFC');
 }
 
+/**
+ * `text`'s lexeme source where it differs from `text`, else null: what indexing sends beside a chunk's
+ * content (nearly every chunk is its own lexeme source, and only the others are sent twice).
+ */
+export function changedLexemeSource(text: string): string | null {
+  const source = lexemeSource(text);
+  return source === text ? null : source;
+}
+
 const BEYOND_ASCII = /[\u0080-\u{10FFFF}]/u;
 
 /** `text` with each character of the table replaced: a typed-array lookup per UTF-16 unit beyond ASCII. */
