@@ -1,5 +1,5 @@
 # Build stage: compile TypeScript to dist/ (the app and its migrations).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error
@@ -9,7 +9,7 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: only production dependencies and the compiled output.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -29,7 +29,7 @@ export async function createDatabase() {
   await admin.end();
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  execFileSync('node', ['dist/cli.js', 'migrate'], {
+  execFileSync(process.execPath, ['dist/cli.js', 'migrate'], {
     env: { ...process.env, DATABASE_URL: url.href },
     stdio: 'ignore',
   });
@@ -91,7 +91,7 @@ async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {
 }
 
 export function apiKey(databaseUrl) {
-  const out = execFileSync('node', ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
+  const out = execFileSync(process.execPath, ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
   });
   return JSON.parse(out.toString()); // { account_id, key_id, api_key }

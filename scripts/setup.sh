@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Prepares this machine to run or test the service; safe and fast to re-run.
+#   - Node.js 24 first on PATH (scripts/node.sh)
 #   - npm packages (skipped when package-lock.json has not changed since the last install)
 #   - pgvector for the local PostgreSQL (scripts/install-pgvector.sh)
 #   - PostgreSQL and Redis started when they are local and down
@@ -7,6 +8,7 @@
 #   - the TypeScript build (dist/), which also holds the compiled migrations
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node.sh
 
 DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/dataset_search}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
@@ -16,7 +18,8 @@ log() { printf '[setup] %s\n' "$*"; }
 
 install_npm_packages() {
   local stamp=node_modules/.lock-sha256 want
-  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  # Native packages are built for a Node version: a new one installs them again.
+  want="$(sha256sum package-lock.json | cut -d' ' -f1) node-$(node --version)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     log "npm packages up to date"
     return
@@ -26,7 +29,7 @@ install_npm_packages() {
   # platforms' optional native packages, so the lock lacks them and `npm ci` refuses it as out of sync.
   # onnxruntime-node's install step downloads GPU libraries; the CPU runtime ships inside the package.
   ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error
-  sha256sum package-lock.json | cut -d' ' -f1 >"$stamp"
+  echo "$want" >"$stamp"
 }
 
 is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
@@ -69,6 +72,6 @@ if is_local "$DATABASE_URL"; then bash scripts/install-pgvector.sh; fi
 start_postgres
 start_redis
 create_database
-log "building"
+log "building with Node.js $(node --version)"
 npm run --silent build
 log "ready"

@@ -22,7 +22,7 @@ export default async function globalSetup() {
     await admin.end();
   }
   try {
-    execFileSync('node', ['dist/cli.js', 'migrate'], {
+    execFileSync(process.execPath, ['dist/cli.js', 'migrate'], {
       env: { ...process.env, DATABASE_URL: databaseUrl(TEMPLATE_DATABASE), NODE_ENV: 'test' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -5,6 +5,18 @@
 import { readFileSync } from 'node:fs';
 
 const [how, file] = process.argv.slice(2);
+// Node 24 has every feature these two polyfills add, so pdf.js's core-js would leave them alone: stand
+// in first for a runtime without them, a JSON.parse whose reviver sees no source text and a push that
+// miscounts past 2^32 - 1 (what core-js tests for), so that a polyfill run on this thread shows.
+const nativeParse = JSON.parse;
+JSON.parse = function parse(text, reviver) {
+  return typeof reviver === 'function' ? nativeParse(text, (key, value) => reviver(key, value)) : nativeParse(text);
+};
+const nativePush = Array.prototype.push;
+Array.prototype.push = function push(...items) {
+  const length = nativePush.apply(this, items);
+  return length > 0xffffffff ? 0 : length;
+};
 // core-js's replacements pass for native code in their source text: they are told apart by identity.
 const builtins = () => ({ 'JSON.parse': JSON.parse, 'Array.prototype.push': Array.prototype.push });
 const before = builtins();

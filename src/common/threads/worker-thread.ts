@@ -71,7 +71,7 @@ export class WorkerThread<Request, Reply, Info = void> {
       this.onSettled?.();
       this.next();
     });
-    worker.on('error', (error) => this.fail(error));
+    worker.on('error', (error: Error) => this.fail(error));
     worker.on('exit', (code) => this.fail(exitError(code)));
     // The thread keeps the process alive only while a request is under way (see `next`).
     worker.unref();
