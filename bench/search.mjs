@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { changedLexemeSource } from '../dist/modules/search/lexeme-source.js';
+import { changedLexemeSource } from '../dist/modules/chunk-index/lexeme-source.js';
 import { lanceSearch } from './lancedb-search.mjs';
 import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
 

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { changedLexemeSource } from '../src/modules/search/lexeme-source.js';
+import { changedLexemeSource } from '../src/modules/chunk-index/lexeme-source.js';
 
 /** Chunks read a statement while looking for those to index again. */
 const PAGE = 2_000;

@@ -9,12 +9,13 @@ import { ConfigError, loadConfig, type AppConfig } from 'src/config/app-config.j
 import { ConfigModule } from 'src/config/config.module.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { ReembedRepository } from 'src/modules/ingestion/embedding/reembed.repository.js';
 import { ReembedService } from 'src/modules/ingestion/embedding/reembed.service.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
@@ -36,7 +37,7 @@ class CliModule {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
       providers: options.embedding
-        ? [EmbeddingService, IngestionRepository, ReembedRepository, ReembedService]
+        ? [EmbeddingService, ChunkIndexRepository, ReembedRepository, ReembedService]
         : [],
     };
   }
@@ -76,6 +77,7 @@ async function run(argv: string[]): Promise<void> {
   const [group, command, argument] = positionals;
 
   if (group === 'migrate' && command === undefined) {
+    checkLexemeTable();
     print({ applied: await migrate(config, logger) });
     return;
   }

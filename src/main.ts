@@ -7,6 +7,7 @@ import { AppModule } from 'src/app.module.js';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger.js';
 import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
 import { migrate } from 'src/database/migrate.js';
+import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
 import type { Logger } from 'pino';
 
 /**
@@ -32,6 +33,7 @@ async function bootstrap(): Promise<void> {
     process.exit(78); // EX_CONFIG
   }
   const logger = createLogger(config);
+  checkLexemeTable();
   if (config.migrateOnBoot) await migrate(config, logger);
 
   if (config.role === 'worker') {

@@ -1,12 +1,49 @@
 import pg from 'pg';
 import { withDeadline } from 'src/common/async/deadline.js';
-import { PostingsCache } from 'src/modules/search/postings-cache.js';
-import { type LegRequest, SearchRepository } from 'src/modules/search/search.repository.js';
 import type { AppConfig } from 'src/config/app-config.js';
+import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
+import type { Bm25Parameters } from 'src/modules/search/bm25.js';
+import { parseFilters } from 'src/modules/search/filters.js';
+import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
+import { PostingsCache } from 'src/modules/search/postings-cache.js';
+import { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { LegRequest } from 'src/modules/search/search.types.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
+import { SearchReads } from 'src/modules/search/search-reads.js';
+import { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { addDocument, createDataset } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
+
+/** A leg's request with its filters as a client sends them. */
+type RawLegRequest = Omit<LegRequest, 'filter'> & { filters: unknown };
+
+/** Both legs of search over `search`'s connections, as the search module wires them. */
+function legsOver(search: SearchPool, cache: PostingsCache, config: AppConfig) {
+  const reads = new SearchReads(search, config);
+  const repository = new SearchRepository(reads);
+  const keywordLeg = new KeywordLeg(reads, new PostingsRepository(), repository, cache);
+  const vectorLeg = new VectorLeg(reads, repository, config);
+  const parsed = ({ filters, ...request }: RawLegRequest): LegRequest => ({
+    ...request,
+    filter: parseFilters(filters),
+  });
+  return {
+    keyword: (
+      dataset: { seq: string; language: string },
+      query: string,
+      bm25: Bm25Parameters,
+      request: RawLegRequest,
+    ) => keywordLeg.rank(dataset, query, bm25, parsed(request)),
+    semantic: (
+      dataset: { seq: string; chunks: number; dimensions: number; model: string },
+      embedding: Promise<number[]>,
+      request: RawLegRequest,
+    ) => vectorLeg.rank(dataset, embedding, parsed(request)),
+    warm: (budget: number, stop: () => boolean) => keywordLeg.warm(budget, stop),
+  };
+}
+type Legs = ReturnType<typeof legsOver>;
 
 /**
  * The keyword leg reads a term's version and, in a statement of its own, the postings it has not
@@ -21,9 +58,9 @@ describe('Keyword leg across concurrent writes', () => {
   let datasetSeq: string;
   /** The keyword leg of `legs` in the dataset: 5 candidates, all with their rows, unless `leg` says. */
   const keyword = (
-    legs: SearchRepository,
+    legs: Legs,
     query: string,
-    { seq = datasetSeq, ...leg }: Partial<LegRequest> & { seq?: string } = {},
+    { seq = datasetSeq, ...leg }: Partial<RawLegRequest> & { seq?: string } = {},
   ) =>
     legs.keyword(
       { seq, language: 'english' },
@@ -89,7 +126,7 @@ describe('Keyword leg across concurrent writes', () => {
     const cache = new PostingsCache(1_000_000);
     return {
       cache,
-      repository: new SearchRepository({ pool: spied } as SearchPool, cache, {
+      repository: legsOver({ pool: spied } as SearchPool, cache, {
         search: { exactScanMaxChunks: 20_000 },
       } as AppConfig),
       counts: () => ({ statements, transactions }),
@@ -346,7 +383,7 @@ describe('Keyword leg across concurrent writes', () => {
         search: { timeoutMs: 60_000, poolSize: 2, exactScanMaxChunks: 20_000 },
       } as AppConfig;
       const search = new SearchPool(config, { warn: () => undefined } as never);
-      const legs = new SearchRepository(search, new PostingsCache(1_000_000), config);
+      const legs = legsOver(search, new PostingsCache(1_000_000), config);
       const blocker = await t.sql.connect();
       try {
         await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
-import { lexemeSource } from 'src/modules/search/lexeme-source.js';
+import { lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
 import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';

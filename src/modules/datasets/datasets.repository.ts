@@ -6,7 +6,6 @@ import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
 import { entityColumns } from 'src/database/entity-columns.js';
 import type { Tx } from 'src/database/transaction.js';
-import { adjustChunkStats, lockDatasetChunks } from 'src/modules/datasets/chunk-statistics.js';
 import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import type { DatasetSort } from 'src/modules/datasets/dto/dataset.dto.js';
@@ -84,7 +83,7 @@ export class DatasetsRepository {
   /**
    * A dataset the caller may read, its row locked until the transaction ends. `FOR NO KEY UPDATE`: it
    * does not wait for the chunks being written into the dataset, whose foreign keys hold key-share
-   * locks on the row (see `lockDatasetChunks`). Everything happens on the transaction's own
+   * locks on the row (see `ChunkIndexRepository.lockDataset`). Everything happens on the transaction's own
    * connection: a second pool connection here could wait forever on a full pool.
    */
   findReadableForUpdate(tx: Tx, datasetId: string, accountId: string): Promise<DatasetEntity | null> {
@@ -129,16 +128,6 @@ export class DatasetsRepository {
       datasetId,
       delta,
     ]);
-  }
-
-  /** Takes the dataset's chunk lock for the rest of the transaction (see `lockDatasetChunks`). */
-  lockChunks(tx: Tx, datasetId: string): Promise<void> {
-    return lockDatasetChunks(tx, datasetId);
-  }
-
-  /** BM25's N and total length, adjusted in the transaction that adds or removes chunks. */
-  adjustChunkStats(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
-    return adjustChunkStats(tx, datasetId, chunks, totalLength);
   }
 
   async delete(tx: Tx, dataset: DatasetEntity): Promise<void> {

@@ -6,6 +6,7 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
+import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
 const caller: AccountPrincipal = {
   tier: AuthTier.ApiKey,
@@ -16,6 +17,7 @@ const caller: AccountPrincipal = {
 const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
 const tx = {} as Tx;
 const transactions = strictMock<TransactionRunner>({ run: (work) => work(tx) });
+const noChunkIndex = strictMock<ChunkIndexRepository>({});
 
 function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
   return {
@@ -57,7 +59,7 @@ describe('DatasetsService', () => {
       insert,
     });
     const error = await rejection(
-      new DatasetsService(repository, transactions).create(caller, { name: 'One more' }),
+      new DatasetsService(repository, transactions, noChunkIndex).create(caller, { name: 'One more' }),
     );
     expect(error.code).toBe('dataset_limit_reached');
     expect(lockAccount).toHaveBeenCalledWith(tx, 'acc_me');
@@ -71,7 +73,7 @@ describe('DatasetsService', () => {
       countForAccount: () => Promise.resolve(0),
       insert,
     });
-    await new DatasetsService(repository, transactions).create(caller, { name: 'Docs' });
+    await new DatasetsService(repository, transactions, noChunkIndex).create(caller, { name: 'Docs' });
     expect(insert).toHaveBeenCalledWith(tx, {
       id: expect.stringMatching(/^ds_/),
       accountId: 'acc_me',
@@ -84,7 +86,7 @@ describe('DatasetsService', () => {
   });
 
   it('answers 404 without a query for an id that is not a dataset id', async () => {
-    const service = new DatasetsService(strictMock<DatasetsRepository>({}), transactions);
+    const service = new DatasetsService(strictMock<DatasetsRepository>({}), transactions, noChunkIndex);
     expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
       'dataset_not_found',
     );
@@ -93,7 +95,7 @@ describe('DatasetsService', () => {
   it('tells a visible public dataset of another account (403) from an invisible one (404) on update', async () => {
     const findReadableForUpdate = jest.fn<DatasetsRepository['findReadableForUpdate']>();
     const repository = strictMock<DatasetsRepository>({ findReadableForUpdate });
-    const service = new DatasetsService(repository, transactions);
+    const service = new DatasetsService(repository, transactions, noChunkIndex);
 
     findReadableForUpdate.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
     expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe('forbidden');
@@ -111,7 +113,7 @@ describe('DatasetsService', () => {
       findReadableForUpdate: () => Promise.resolve(dataset({ metadata: current })),
       update,
     });
-    const service = new DatasetsService(repository, transactions);
+    const service = new DatasetsService(repository, transactions, noChunkIndex);
     const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));
     expect((await rejection(service.update(caller, DATASET_ID, { metadata: extra }))).code).toBe(
       'invalid_metadata',

@@ -5,6 +5,7 @@ import { type Page } from 'src/common/pagination/pagination.js';
 import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DATASETS_PER_ACCOUNT, DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
@@ -19,6 +20,7 @@ export class DatasetsService {
   constructor(
     private readonly datasets: DatasetsRepository,
     private readonly transactions: TransactionRunner,
+    private readonly chunkIndex: ChunkIndexRepository,
   ) {}
 
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
@@ -100,7 +102,7 @@ export class DatasetsService {
 
   /**
    * `findOwnedForUpdate` for a transaction that changes the dataset's chunks: the dataset's chunk lock
-   * first (`lockDatasetChunks`), then its row, the order every writer of the chunks follows.
+   * first (`ChunkIndexRepository.lockDataset`), then its row, the order every writer of the chunks follows.
    */
   async findOwnedForChunkChanges(
     tx: Tx,
@@ -109,7 +111,7 @@ export class DatasetsService {
   ): Promise<DatasetEntity> {
     // Not an id: no lock to take (a U+0000 in it would fail the lock's query, as a 500).
     if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
-    await this.datasets.lockChunks(tx, datasetId);
+    await this.chunkIndex.lockDataset(tx, datasetId);
     return this.findOwnedForUpdate(tx, caller, datasetId);
   }
 }

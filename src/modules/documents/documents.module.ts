@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { DocumentsController } from 'src/modules/documents/documents.controller.js';
 import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
@@ -6,7 +7,7 @@ import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
 
 @Module({
-  imports: [DatasetsModule],
+  imports: [ChunkIndexModule, DatasetsModule],
   controllers: [DocumentsController],
   providers: [DocumentsService, DocumentsRepository, UploadInterceptor],
 })

@@ -5,7 +5,6 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
 import type { Tx } from 'src/database/transaction.js';
-import { removeDocumentChunks } from 'src/modules/datasets/chunk-statistics.js';
 import {
   DocumentEntity,
   type DocumentStatus,
@@ -59,14 +58,9 @@ export class DocumentsRepository {
     return pagedQuery(query, { 'd.created_at': 'DESC', 'd.id': 'DESC' }, limit, offset);
   }
 
-  /** Deletes the document and its source; its chunks must have gone first (`removeChunks`). */
+  /** Deletes the document and its source; its chunks must have gone first (`ChunkIndexRepository`). */
   async delete(tx: Tx, document: DocumentEntity): Promise<void> {
     await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
-  }
-
-  /** Deletes the document's chunks and postings, and returns what they counted for in the dataset. */
-  removeChunks(tx: Tx, documentId: string): Promise<{ chunks: number; length: number }> {
-    return removeDocumentChunks(tx, documentId);
   }
 
   /** Back to processing for another run. */

@@ -6,6 +6,7 @@ import type { Page } from 'src/common/pagination/pagination.js';
 import { codePointCount, stringIssue } from 'src/common/validation/json-value.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
@@ -40,6 +41,7 @@ export class DocumentsService {
     private readonly documents: DocumentsRepository,
     private readonly datasets: DatasetsService,
     private readonly datasetsRepository: DatasetsRepository,
+    private readonly chunkIndex: ChunkIndexRepository,
     private readonly transactions: TransactionRunner,
     private readonly queue: IngestionQueue,
     private readonly events: DomainEvents,
@@ -135,10 +137,9 @@ export class DocumentsService {
         ? await this.documents.findForUpdate(tx, dataset.id, documentId)
         : null;
       if (!document) throw DocumentErrors.notFound(documentId);
-      const removed = await this.documents.removeChunks(tx, document.id);
+      await this.chunkIndex.removeDocumentChunks(tx, dataset.id, document.id);
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
-      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -removed.chunks, -removed.length);
     });
     this.events.emit('document.deleted', {
       document_id: documentId,
@@ -168,8 +169,7 @@ export class DocumentsService {
       if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
       // The old chunks go now, with their share of the BM25 statistics: they must not count while the
       // document is not searchable, nor stay counted if the new run fails.
-      const removed = await this.documents.removeChunks(tx, current.id);
-      await this.datasetsRepository.adjustChunkStats(tx, dataset.id, -removed.chunks, -removed.length);
+      await this.chunkIndex.removeDocumentChunks(tx, dataset.id, current.id);
       return this.documents.restart(tx, current);
     });
     await this.queue.enqueue(document);

@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bull';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { APP_CONFIG, type AppConfig, type Role } from 'src/config/app-config.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
@@ -25,6 +26,7 @@ export class IngestionModule {
       module: IngestionModule,
       global: true,
       imports: [
+        ChunkIndexModule,
         BullModule.forRootAsync({
           inject: [APP_CONFIG],
           useFactory: (config: AppConfig) => ({

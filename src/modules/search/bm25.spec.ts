@@ -1,5 +1,5 @@
 import { rankBm25 } from 'src/modules/search/bm25.js';
-import type { Postings } from 'src/modules/search/postings-cache.js';
+import type { Postings } from 'src/modules/chunk-index/postings.repository.js';
 
 /** A deterministic pseudo-random generator, so that a failure can be replayed. */
 function generator(seed: number): () => number {

@@ -1,4 +1,4 @@
-import type { Postings } from 'src/modules/search/postings-cache.js';
+import type { Postings } from 'src/modules/chunk-index/postings.repository.js';
 
 export interface Bm25Parameters {
   k1: number;

@@ -8,7 +8,9 @@ import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embeddin
 import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
+import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import type { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { type SearchOptions, SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -29,6 +31,8 @@ function setUp(idle: boolean | undefined) {
     reembedding: false,
   } as DatasetEntity;
   const search = new SearchService(
+    strictMock<KeywordLeg>({}),
+    strictMock<VectorLeg>({}),
     strictMock<SearchRepository>({}),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset) }),
     strictMock<EmbeddingService>({ current: () => provider }),

@@ -1,6 +1,9 @@
-import { compileFilters } from 'src/modules/search/filters.js';
+import { parseFilters, renderFilter } from 'src/modules/search/filters.js';
 
-describe('compileFilters', () => {
+const compileFilters = (filters: unknown, firstParam: number) =>
+  renderFilter(parseFilters(filters), firstParam);
+
+describe('filters', () => {
   it('binds a $in or $nin list as one array, whatever its length', () => {
     const values = Array.from({ length: 100 }, (_, i) => `v${i}`);
     const compiled = compileFilters({ 'a.b': { $in: values, $nin: [1, 2] } }, 1);
@@ -18,5 +21,14 @@ describe('compileFilters', () => {
     const compiled = compileFilters({ category: 'guide' }, 3);
     expect(compiled.sql).toBe('((d.metadata @> $3::jsonb OR d.metadata @> $4::jsonb))');
     expect(compiled.params).toEqual(['{"category":"guide"}', '{"category":["guide"]}']);
+  });
+
+  it('renders one parsed filter at any parameter offset, with the same parameters', () => {
+    const parsed = parseFilters({ $or: [{ lang: { $in: ['en', 'fr'] } }, { year: { $gte: 2020 } }] });
+    const first = renderFilter(parsed, 1);
+    const later = renderFilter(parsed, 6);
+    expect(later.params).toEqual(first.params);
+    expect(later.sql).toBe(first.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 5}`));
+    expect(parsed.fields).toBe(2);
   });
 });

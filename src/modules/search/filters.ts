@@ -3,8 +3,10 @@ import { isPlainObject, METADATA_LIMITS } from 'src/common/validation/metadata.j
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 
 /**
- * Metadata filters, compiled to a SQL condition on `d.metadata` (the document's metadata) whose values
- * are all bound parameters: nothing from a filter is ever spliced into SQL text, field names included.
+ * Metadata filters: parsed once per request into a tree (`parseFilters`, which refuses anything
+ * malformed), then rendered into each statement that needs them as a SQL condition on `d.metadata` (the
+ * document's metadata), numbered from that statement's first free parameter (`renderFilter`). Every
+ * value is a bound parameter: nothing from a filter is ever spliced into SQL text, field names included.
  *
  * `{"category": "guide"}` is equality; an array field (such as `tags`) matches when it contains the
  * value; a dotted name (`author.name`) also reaches into nested objects (see `paths`). Per field, an
@@ -14,11 +16,33 @@ import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js
  */
 export type FilterValue = string | number | boolean;
 
-export interface CompiledFilter {
+/** A parsed filter's conditions. */
+export type FilterNode =
+  | { kind: 'true' }
+  | { kind: 'and' | 'or'; nodes: FilterNode[] }
+  | { kind: 'not'; node: FilterNode }
+  /** The field equals the value, or is an array that contains it. */
+  | { kind: 'equals'; field: string; value: FilterValue }
+  /** The field equals one of the values, as `equals` has it. */
+  | { kind: 'in'; field: string; values: FilterValue[] }
+  | { kind: 'exists'; field: string }
+  | { kind: 'compare'; field: string; operator: Comparison; value: string | number };
+
+type Comparison = (typeof COMPARISONS)[keyof typeof COMPARISONS];
+
+/** A request's filters, checked: its conditions (null: no filter) and how many fields they name. */
+export interface ParsedFilter {
+  root: FilterNode | null;
+  fields: number;
+}
+
+export const NO_FILTER: ParsedFilter = { root: null, fields: 0 };
+
+/** A filter as SQL, for a statement whose parameters from `firstParam` on are the filter's. */
+export interface RenderedFilter {
   /** A boolean SQL expression over `d.metadata`; `TRUE` when there is no filter. */
   sql: string;
   params: unknown[];
-  fields: number;
 }
 
 const COMPARISONS = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
@@ -26,13 +50,88 @@ const OPERATORS = ['$eq', '$ne', '$in', '$nin', '$exists', ...Object.keys(COMPAR
 /**
  * How deep `$and` / `$or` may nest: with at most 10 fields, deeper nesting can always be written
  * shallower. (The body's own depth limit, `MAX_BODY_DEPTH`, keeps any filter from nesting deep enough
- * to overflow the compiler's stack.)
+ * to overflow the parser's stack.)
  */
 export const MAX_FILTER_NESTING = 10;
 
-class FilterCompiler {
-  readonly params: unknown[] = [];
+/** Parses `filters` as sent; 400 for anything malformed. */
+export function parseFilters(filters: unknown): ParsedFilter {
+  if (filters === undefined || filters === null) return NO_FILTER;
+  const parser = new FilterParser();
+  const root = parser.parse(filters);
+  if (parser.fields > SEARCH_LIMITS.filterFields) throw SearchErrors.tooManyFilters(parser.fields);
+  return { root, fields: parser.fields };
+}
+
+/** The filter as SQL, its parameters numbered from `firstParam`. */
+export function renderFilter(filter: ParsedFilter, firstParam: number): RenderedFilter {
+  if (filter.root === null) return { sql: 'TRUE', params: [] };
+  const renderer = new FilterRenderer(firstParam);
+  return { sql: renderer.render(filter.root), params: renderer.params };
+}
+
+class FilterParser {
   fields = 0;
+
+  parse(filter: unknown, path = 'filters', nesting = 0): FilterNode {
+    if (!isPlainObject(filter)) throw SearchErrors.invalidFilter(path, 'must be an object');
+    const nodes = Object.entries(filter).map(([key, condition]) => {
+      if (key === '$and' || key === '$or') return this.logical(key, condition, nesting + 1);
+      if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
+      const issue = stringIssue(key) ?? (namesMetadata(key) ? null : NAME_ISSUE);
+      if (issue) throw SearchErrors.invalidFilter('filters', `field names ${issue}`);
+      this.fields++;
+      return this.field(key, condition);
+    });
+    return nodes.length === 0 ? { kind: 'true' } : { kind: 'and', nodes };
+  }
+
+  private logical(operator: '$and' | '$or', conditions: unknown, nesting: number): FilterNode {
+    if (!Array.isArray(conditions) || conditions.length === 0) {
+      throw SearchErrors.invalidFilter(operator, 'must be a non-empty array of filters');
+    }
+    if (nesting > MAX_FILTER_NESTING) {
+      throw SearchErrors.invalidFilter(operator, `$and and $or nest at most ${MAX_FILTER_NESTING} deep`);
+    }
+    const nodes = conditions.map((condition, i) => this.parse(condition, `${operator}[${i}]`, nesting));
+    return { kind: operator === '$and' ? 'and' : 'or', nodes };
+  }
+
+  private field(field: string, condition: unknown): FilterNode {
+    if (!isPlainObject(condition)) return { kind: 'equals', field, value: scalar(field, condition) };
+    const nodes = Object.entries(condition).map(([operator, value]): FilterNode => {
+      switch (operator) {
+        case '$eq':
+          return { kind: 'equals', field, value: scalar(field, value) };
+        case '$ne':
+          return { kind: 'not', node: { kind: 'equals', field, value: scalar(field, value) } };
+        case '$in':
+          return { kind: 'in', field, values: list(field, operator, value) };
+        case '$nin':
+          return { kind: 'not', node: { kind: 'in', field, values: list(field, operator, value) } };
+        case '$exists':
+          if (typeof value !== 'boolean')
+            throw SearchErrors.invalidFilter(field, '$exists takes true or false');
+          return value ? { kind: 'exists', field } : { kind: 'not', node: { kind: 'exists', field } };
+        case '$gt':
+        case '$gte':
+        case '$lt':
+        case '$lte':
+          if (typeof value !== 'number' && typeof value !== 'string')
+            throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
+          return { kind: 'compare', field, operator: COMPARISONS[operator], value: checkValue(field, value) };
+        default:
+          throw SearchErrors.invalidFilter(field, operatorHint(field, operator));
+      }
+    });
+    if (nodes.length === 0)
+      throw SearchErrors.invalidFilter(field, 'an operator object needs at least one operator');
+    return { kind: 'and', nodes };
+  }
+}
+
+class FilterRenderer {
+  readonly params: unknown[] = [];
 
   constructor(private readonly firstParam: number) {}
 
@@ -41,58 +140,24 @@ class FilterCompiler {
     return `$${this.firstParam + this.params.length - 1}`;
   }
 
-  compile(filter: unknown, path = 'filters', nesting = 0): string {
-    if (!isPlainObject(filter)) throw SearchErrors.invalidFilter(path, 'must be an object');
-    const parts = Object.entries(filter).map(([key, condition]) => {
-      if (key === '$and' || key === '$or') return this.logical(key, condition, nesting + 1);
-      if (key.startsWith('$')) throw SearchErrors.invalidFilter(key, 'unknown operator');
-      const issue = stringIssue(key) ?? (namesMetadata(key) ? null : NAME_ISSUE);
-      if (issue) throw SearchErrors.invalidFilter('filters', `field names ${issue}`);
-      this.fields++;
-      return this.field(key, condition);
-    });
-    return parts.length === 0 ? 'TRUE' : `(${parts.join(' AND ')})`;
-  }
-
-  private logical(operator: '$and' | '$or', conditions: unknown, nesting: number): string {
-    if (!Array.isArray(conditions) || conditions.length === 0) {
-      throw SearchErrors.invalidFilter(operator, 'must be a non-empty array of filters');
+  render(node: FilterNode): string {
+    switch (node.kind) {
+      case 'true':
+        return 'TRUE';
+      case 'and':
+      case 'or':
+        return `(${node.nodes.map((inner) => this.render(inner)).join(node.kind === 'and' ? ' AND ' : ' OR ')})`;
+      case 'not':
+        return `NOT ${this.render(node.node)}`;
+      case 'equals':
+        return this.equals(node.field, node.value);
+      case 'in':
+        return this.equalsAny(node.field, node.values);
+      case 'exists':
+        return this.exists(node.field);
+      case 'compare':
+        return this.compare(node.field, node.operator, node.value);
     }
-    if (nesting > MAX_FILTER_NESTING) {
-      throw SearchErrors.invalidFilter(operator, `$and and $or nest at most ${MAX_FILTER_NESTING} deep`);
-    }
-    const parts = conditions.map((condition, i) => this.compile(condition, `${operator}[${i}]`, nesting));
-    return `(${parts.join(operator === '$and' ? ' AND ' : ' OR ')})`;
-  }
-
-  private field(field: string, condition: unknown): string {
-    if (!isPlainObject(condition)) return this.equals(field, scalar(field, condition));
-    const parts = Object.entries(condition).map(([operator, value]) => {
-      switch (operator) {
-        case '$eq':
-          return this.equals(field, scalar(field, value));
-        case '$ne':
-          return `NOT ${this.equals(field, scalar(field, value))}`;
-        case '$in':
-          return this.equalsAny(field, list(field, operator, value));
-        case '$nin':
-          return `NOT ${this.equalsAny(field, list(field, operator, value))}`;
-        case '$exists':
-          if (typeof value !== 'boolean')
-            throw SearchErrors.invalidFilter(field, '$exists takes true or false');
-          return `${value ? '' : 'NOT '}${this.exists(field)}`;
-        case '$gt':
-        case '$gte':
-        case '$lt':
-        case '$lte':
-          return this.compare(field, COMPARISONS[operator], value);
-        default:
-          throw SearchErrors.invalidFilter(field, operatorHint(field, operator));
-      }
-    });
-    if (parts.length === 0)
-      throw SearchErrors.invalidFilter(field, 'an operator object needs at least one operator');
-    return `(${parts.join(' AND ')})`;
   }
 
   /**
@@ -107,10 +172,10 @@ class FilterCompiler {
   /**
    * The field equals one of the values, as `equals` has it (the value itself, or an array holding it
    * among its elements), tested on the value at each of its paths against one bound array, which
-   * PostgreSQL hashes: one lookup a row, not a clause per value and form. A list of 100 values on a
-   * dotted name was 400 containments; the largest filter the limits allow, 8,420 parameters and 288 KB
-   * of SQL. Not `d.metadata @> ANY (forms)`: a bitmap scan of the GIN index walks every combination of
-   * the arrays of such conditions, and two lists made that a hundred thousand index searches.
+   * PostgreSQL hashes: one lookup a row, not a clause per value and form (a list of 100 values on a
+   * dotted name would be 400 containments). Not `d.metadata @> ANY (forms)`: a bitmap scan of the GIN
+   * index walks every combination of the arrays of such conditions, and two lists make that a hundred
+   * thousand index searches.
    */
   private equalsAny(field: string, values: FilterValue[]): string {
     const bound = `${this.bind(values.map((value) => JSON.stringify(value)))}::jsonb[]`;
@@ -138,14 +203,11 @@ class FilterCompiler {
    * array that contains the value). Numbers compare with numbers, strings with strings (bytewise, so ISO
    * dates order correctly); a value of another type never matches.
    */
-  private compare(field: string, operator: string, value: unknown): string {
-    if (typeof value !== 'number' && typeof value !== 'string')
-      throw SearchErrors.invalidFilter(field, 'comparisons take a number or a string');
-    const bound = this.bind(checkValue(field, value));
-    const type = typeof value === 'number' ? 'number' : 'string';
+  private compare(field: string, operator: Comparison, value: string | number): string {
+    const bound = this.bind(value);
     // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and the cast fails on text.
     const holds = (json: string) =>
-      type === 'number'
+      typeof value === 'number'
         ? `CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json} #>> '{}')::numeric ${operator} ${bound}::numeric ELSE false END`
         : `(jsonb_typeof(${json}) = 'string' AND (${json} #>> '{}') ${operator} ${bound}::text COLLATE "C")`;
     return this.anyValue(field, holds);
@@ -244,13 +306,4 @@ function list(field: string, operator: string, value: unknown): FilterValue[] {
   if (value.length > MAX_LIST)
     throw SearchErrors.invalidFilter(field, `${operator} takes at most ${MAX_LIST} values`);
   return value.map((item) => scalar(field, item));
-}
-
-/** Compiles `filters` with parameters numbered from `firstParam`; 400 for anything malformed. */
-export function compileFilters(filters: unknown, firstParam: number): CompiledFilter {
-  if (filters === undefined || filters === null) return { sql: 'TRUE', params: [], fields: 0 };
-  const compiler = new FilterCompiler(firstParam);
-  const sql = compiler.compile(filters);
-  if (compiler.fields > SEARCH_LIMITS.filterFields) throw SearchErrors.tooManyFilters(compiler.fields);
-  return { sql, params: compiler.params, fields: compiler.fields };
 }

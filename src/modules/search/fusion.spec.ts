@@ -1,4 +1,4 @@
-import type { ChunkRow, LegHit } from 'src/modules/search/search.repository.js';
+import type { ChunkRow, LegHit } from 'src/modules/search/search.types.js';
 import { fuse, withRows } from 'src/modules/search/fusion.js';
 
 const row = (seq: string, metadata?: Record<string, unknown>): ChunkRow => ({

@@ -1,4 +1,4 @@
-import type { ChunkRow, LegHit } from 'src/modules/search/search.repository.js';
+import type { ChunkRow, LegHit } from 'src/modules/search/search.types.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;

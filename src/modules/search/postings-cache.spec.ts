@@ -1,9 +1,5 @@
-import {
-  POSTING_BYTES,
-  type Postings,
-  PostingsCache,
-  unpackPostings,
-} from 'src/modules/search/postings-cache.js';
+import type { Postings } from 'src/modules/chunk-index/postings.repository.js';
+import { PostingsCache } from 'src/modules/search/postings-cache.js';
 
 function postings(count: number): Postings {
   return {
@@ -66,25 +62,5 @@ describe('PostingsCache', () => {
     cache.set('1', 'a', '8', postings(4));
     expect(cache.get('1', 'a', '9')).toBe(newer);
     expect(cache.size).toBe(2);
-  });
-});
-
-describe('unpackPostings', () => {
-  it('reads the database’s packed form (int8 chunk, int4 tf, int4 length, big-endian)', () => {
-    const rows: [bigint, number, number][] = [
-      [2n ** 40n + 7n, 3, 120],
-      [42n, 1, 9],
-      [43n, 2, 30],
-    ];
-    const packed = Buffer.alloc(rows.length * POSTING_BYTES);
-    rows.forEach(([chunk, tf, length], i) => {
-      packed.writeBigInt64BE(chunk, i * POSTING_BYTES);
-      packed.writeUInt32BE(tf, i * POSTING_BYTES + 8);
-      packed.writeUInt32BE(length, i * POSTING_BYTES + 12);
-    });
-    const unpacked = unpackPostings(packed);
-    expect([...unpacked.chunks]).toEqual([2 ** 40 + 7, 42, 43]);
-    expect([...unpacked.tf]).toEqual([3, 1, 2]);
-    expect([...unpacked.length]).toEqual([120, 9, 30]);
   });
 });

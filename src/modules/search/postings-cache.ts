@@ -1,31 +1,8 @@
-/** One term's postings in a dataset: for each chunk holding it, the chunk, the term's tf and the chunk's length. */
-export interface Postings {
-  chunks: Float64Array;
-  tf: Uint32Array;
-  length: Uint32Array;
-}
-
-/** Bytes per posting in the database's packed form and in memory: int8 chunk, int4 tf, int4 length. */
-export const POSTING_BYTES = 16;
+import { POSTING_BYTES, type Postings } from 'src/modules/chunk-index/postings.repository.js';
 
 /** How many postings `mebibytes` of memory hold. */
 export function postingsIn(mebibytes: number): number {
   return Math.floor((mebibytes * 2 ** 20) / POSTING_BYTES);
-}
-
-/** Reads the packed form (`int8send(chunk_seq) || int4send(tf) || int4send(length)`, repeated). */
-export function unpackPostings(packed: Buffer): Postings {
-  const count = packed.length / POSTING_BYTES;
-  const chunks = new Float64Array(count);
-  const tf = new Uint32Array(count);
-  const length = new Uint32Array(count);
-  for (let i = 0, at = 0; i < count; i++, at += POSTING_BYTES) {
-    // Chunk seqs are positive and far below 2^53: two unsigned halves read faster than a BigInt.
-    chunks[i] = packed.readUInt32BE(at) * 2 ** 32 + packed.readUInt32BE(at + 4);
-    tf[i] = packed.readUInt32BE(at + 8);
-    length[i] = packed.readUInt32BE(at + 12);
-  }
-  return { chunks, tf, length };
 }
 
 interface Entry {

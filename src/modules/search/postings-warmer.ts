@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { postingsIn } from 'src/modules/search/postings-cache.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 
 /** The warm-up stops reading after this long, whatever is left: start-up must not wait on it for long. */
 const WARM_TIME_LIMIT_MS = 30_000;
@@ -19,7 +19,7 @@ export class PostingsWarmer implements OnApplicationBootstrap, OnApplicationShut
   private stopped = false;
 
   constructor(
-    private readonly repository: SearchRepository,
+    private readonly keywordLeg: KeywordLeg,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -31,7 +31,7 @@ export class PostingsWarmer implements OnApplicationBootstrap, OnApplicationShut
     const started = Date.now();
     const deadline = started + WARM_TIME_LIMIT_MS;
     try {
-      const postings = await this.repository.warm(budget, () => this.stopped || Date.now() > deadline);
+      const postings = await this.keywordLeg.warm(budget, () => this.stopped || Date.now() > deadline);
       this.logger.info({ postings, ms: Date.now() - started }, 'term postings read into memory');
     } catch (err) {
       this.logger.warn({ err }, 'could not read term postings into memory; they are read on demand');

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
+import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js';
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
@@ -9,14 +11,19 @@ import { SearchController } from 'src/modules/search/search.controller.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
+import { SearchReads } from 'src/modules/search/search-reads.js';
+import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 @Module({
-  imports: [DatasetsModule],
+  imports: [ChunkIndexModule, DatasetsModule],
   controllers: [SearchController],
   providers: [
     SearchService,
     EarlyQueryEmbedding,
+    KeywordLeg,
+    VectorLeg,
     SearchRepository,
+    SearchReads,
     SearchPool,
     PostingsWarmer,
     RerankService,

@@ -7,9 +7,19 @@ import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embeddin
 import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
 import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import type { Reranker } from 'src/modules/search/rerank/reranker.js';
-import type { ChunkRow, LegHit, LegRequest, SearchRepository } from 'src/modules/search/search.repository.js';
+import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
+import type { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { ChunkRow, LegHit, LegRequest } from 'src/modules/search/search.types.js';
+import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
+
+/** What the service reads through: each leg's ranking, and the rows read after the fusion. */
+interface Legs {
+  keyword?: KeywordLeg['rank'];
+  semantic?: VectorLeg['rank'];
+  chunks?: SearchRepository['chunks'];
+}
 
 const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false } as const;
 
@@ -21,7 +31,7 @@ function setUp({
   legs = { semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) },
   reranker = null,
   batches = false,
-}: { legs?: Partial<SearchRepository>; reranker?: Reranker | null; batches?: boolean } = {}) {
+}: { legs?: Legs; reranker?: Reranker | null; batches?: boolean } = {}) {
   const embedQuery = jest.fn((_text: string, _signal?: AbortSignal) => Promise.resolve([1, 0]));
   // A provider that takes several queries at once answers each text with its length.
   const embedQueries = jest.fn((texts: string[], _signal?: AbortSignal) =>
@@ -41,7 +51,9 @@ function setUp({
     reembedding: false,
   };
   const search = new SearchService(
-    strictMock<SearchRepository>(legs),
+    strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
+    strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
+    strictMock<SearchRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
     strictMock<EmbeddingService>({ current: () => provider }),
     strictMock<RerankService>({ current: () => reranker }),

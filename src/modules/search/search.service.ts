@@ -16,11 +16,13 @@ import type {
   SearchResultDto,
 } from 'src/modules/search/dto/search.dto.js';
 import type { EarlyVector } from 'src/modules/search/early-query-embedding.js';
-import { compileFilters } from 'src/modules/search/filters.js';
+import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { fuse, withRows } from 'src/modules/search/fusion.js';
+import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
 const MIN_CANDIDATES = 50;
@@ -37,11 +39,14 @@ export interface SearchOptions {
 export interface PreparedSearch {
   dataset: DatasetEntity;
   vectors: Map<string, Promise<number[]>>;
+  filter: ParsedFilter;
 }
 
 @Injectable()
 export class SearchService {
   constructor(
+    private readonly keywordLeg: KeywordLeg,
+    private readonly vectorLeg: VectorLeg,
     private readonly repository: SearchRepository,
     private readonly datasets: DatasetsService,
     private readonly embedding: EmbeddingService,
@@ -86,7 +91,7 @@ export class SearchService {
   /**
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
    * reading the chunks, else 504 query_timeout. At the deadline `work`'s signal aborts, which cancels
-   * its statements still running in PostgreSQL (see `SearchRepository`); each statement's own
+   * its statements still running in PostgreSQL (see `SearchReads`); each statement's own
    * timeout is the backstop. It aborts as well when `work` fails: the rest of a batch whose answer
    * is already an error stops too.
    */
@@ -133,7 +138,7 @@ export class SearchService {
     queries: string[],
     { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline?: AbortSignal } = {},
   ): Promise<PreparedSearch> {
-    compileFilters(options.filters, 1); // 400 for a malformed filter before any work is done
+    const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
     const vectors = this.embedQueries(options.mode === 'keyword' ? [] : queries, early, deadline);
     const dataset = await this.datasets.get(caller, datasetId);
@@ -144,7 +149,7 @@ export class SearchService {
       const empty = dataset.chunkCount === '0' && this.embedding.current() !== null;
       if (reason && !empty) throw SearchErrors.semanticUnavailable(reason);
     }
-    return { dataset, vectors };
+    return { dataset, vectors, filter };
   }
 
   /** 400 for a query the service does not take (the DTO checks that it is a string). */
@@ -187,7 +192,7 @@ export class SearchService {
 
     const [semantic, keyword] = await Promise.all([
       useSemantic
-        ? this.repository.semantic(
+        ? this.vectorLeg.rank(
             {
               seq: dataset.seq,
               chunks: Number(dataset.chunkCount),
@@ -195,16 +200,16 @@ export class SearchService {
               model: dataset.embeddingModel!,
             },
             prepared.vectors.get(query) ?? this.embedQuery(query, deadline),
-            { filters: options.filters, candidates: Math.max(MIN_CANDIDATES, depth), shown, deadline },
+            { filter: prepared.filter, candidates: Math.max(MIN_CANDIDATES, depth), shown, deadline },
           )
         : undefined,
       useKeyword
-        ? this.repository.keyword(
+        ? this.keywordLeg.rank(
             dataset,
             query,
             { k1, b },
             {
-              filters: options.filters,
+              filter: prepared.filter,
               candidates: depth,
               shown,
               deadline,

@@ -7,7 +7,7 @@ import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embeddin
 import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
 import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
 export interface EmbeddingStatus {
   mode: 'hybrid' | 'keyword_only';
@@ -32,7 +32,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly repository: IngestionRepository,
+    private readonly chunkIndex: ChunkIndexRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -65,7 +65,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
     }
     if (this.provider) {
       const { name, model, dimensions } = this.provider;
-      await this.repository.ensureVectorIndex(dimensions);
+      await this.chunkIndex.ensureVectorIndex(dimensions);
       this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
     }
   }

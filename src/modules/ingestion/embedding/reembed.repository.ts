@@ -5,7 +5,7 @@ import { toSql } from 'pgvector';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Tx } from 'src/database/transaction.js';
-import { lockDatasetChunks } from 'src/modules/datasets/chunk-statistics.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
 /** A run's hold on a dataset's re-embedding lock: the database session that holds it. */
 export interface ReembeddingLock {
@@ -24,6 +24,7 @@ export class ReembedRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly chunkIndex: ChunkIndexRepository,
   ) {}
 
   /** The dataset's internal key, or null when there is no such dataset. */
@@ -131,14 +132,14 @@ export class ReembedRepository {
   }
 
   /**
-   * `work` in a transaction of its own under the dataset's chunk lock (`lockDatasetChunks`), if the
+   * `work` in a transaction of its own under the dataset's chunk lock (`ChunkIndexRepository.lockDataset`), if the
    * session of `lock` still holds the re-embedding lock; false otherwise. Checked under the chunk lock,
    * which every write of a run takes: a run that took the lock over from a lost session writes only
    * after this transaction, and this run, no longer holding it, writes nothing after it.
    */
   private holding(lock: ReembeddingLock, work: (tx: Tx) => Promise<unknown>): Promise<boolean> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
-      await lockDatasetChunks(tx, lock.datasetId);
+      await this.chunkIndex.lockDataset(tx, lock.datasetId);
       // pg_locks shows an advisory lock of one bigint key as its high and low 32 bits, objsubid 1.
       const [{ held }] = await tx.query<{ held: boolean }[]>(
         `SELECT EXISTS (

@@ -1,4 +1,10 @@
-import { changedLexemeSource, lexemeSource } from 'src/modules/search/lexeme-source.js';
+import {
+  changedLexemeSource,
+  checkLexemeTable,
+  INDEXED_LEXEME_TABLE,
+  lexemeSource,
+  lexemeTableDigest,
+} from 'src/modules/chunk-index/lexeme-source.js';
 
 describe('lexemeSource', () => {
   it('returns ASCII text as it is', () => {
@@ -55,5 +61,11 @@ describe('lexemeSource', () => {
     const source = lexemeSource(text);
     expect(source.normalize('NFC')).toBe(source);
     expect(lexemeSource(source)).toBe(source);
+  });
+
+  it("builds the table the stored index was built with, on this runtime's Unicode data", () => {
+    // A new runtime that maps a character otherwise needs a migration that indexes its chunks again.
+    expect(lexemeTableDigest()).toBe(INDEXED_LEXEME_TABLE);
+    expect(() => checkLexemeTable()).not.toThrow();
   });
 });

@@ -1,4 +1,5 @@
-// Imports nothing: migration 9 runs this same function over the chunks earlier versions indexed.
+// Imports nothing of the project: migration 9 runs this same function over the chunks it indexes again.
+import { createHash } from 'node:crypto';
 
 /**
  * The text a chunk's or a query's BM25 lexemes are taken from: its words as a reader reads them.
@@ -15,8 +16,8 @@
  *
  * Everything else stays as written, above all what NFKC would glue to a word as letters or digits:
  * superscript and subscript digits (`results¹`, `CO₂`) and symbols (`Acme™`, `½`), which the parser
- * splits off their word; session 22's whole-text NFKC made `results¹` the term `results1` and
- * `Acme™` the term `acmetm`. Superscript and subscript letters (`resultsᵃ`, `xⁿ`, `1ª`) stay too;
+ * splits off their word (NFKC of the whole text would make `results¹` the term `results1` and `Acme™`
+ * the term `acmetm`). Superscript and subscript letters (`resultsᵃ`, `xⁿ`, `1ª`) stay too;
  * the parser reads those as part of their word, as it did before. A letter whose compatibility form
  * holds a space or a sign (`ŀ`, the spacing Arabic vowel marks, `ﷺ`) stays, so no word is split.
  * The chunk's content itself is stored and shown as written.
@@ -112,4 +113,35 @@ const ASTRAL = new Map<number, string>();
     if (BASIC[cp] === 0) add(cp, String.fromCharCode(cp - FULL_WIDTH_ASCII.first + 0x21));
   }
   for (const cp of INVISIBLE_IN_WORDS) add(cp, '');
+}
+
+/**
+ * The table's digest under the Unicode data the stored postings were indexed with (Unicode 17.0, the
+ * ICU of Node.js 20 and 24 alike). A runtime whose table differs would take other lexemes from the same
+ * text than the stored chunks hold, and its queries would miss them: it must not index or search until a
+ * migration has indexed again the chunks whose text the difference touches.
+ */
+export const INDEXED_LEXEME_TABLE = '7a9fda4d9c37a7c011600eaf0d84fbcc91faf67706ae0fe9aaddf251be645259';
+
+/** A digest of the replacement table, in code point order. */
+export function lexemeTableDigest(): string {
+  const hash = createHash('sha256');
+  for (let cp = 0; cp < BASIC.length; cp++) {
+    if (BASIC[cp] !== 0) hash.update(`${cp}:${REPLACEMENTS[BASIC[cp] - 1]}\n`);
+  }
+  for (const [cp, replacement] of [...ASTRAL].sort(([a], [b]) => a - b))
+    hash.update(`${cp}:${replacement}\n`);
+  return hash.digest('hex');
+}
+
+/** Throws when this runtime's table is not the one the index was built with (`INDEXED_LEXEME_TABLE`). */
+export function checkLexemeTable(): void {
+  const digest = lexemeTableDigest();
+  if (digest !== INDEXED_LEXEME_TABLE) {
+    throw new Error(
+      `This runtime's Unicode data (ICU ${process.versions.icu}, Unicode ${process.versions.unicode}) maps ` +
+        `characters for keyword search otherwise than the stored index (table ${digest.slice(0, 12)}, ` +
+        `index ${INDEXED_LEXEME_TABLE.slice(0, 12)}): run the Node.js version in .nvmrc (docs/search.md, Unicode forms)`,
+    );
+  }
 }

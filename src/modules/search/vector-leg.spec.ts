@@ -1,4 +1,4 @@
-import { scansExactly } from 'src/modules/search/search.repository.js';
+import { scansExactly } from 'src/modules/search/vector-leg.js';
 
 describe('scansExactly (the vector leg: exact scan or HNSW walk)', () => {
   it('walks the index for a dataset that has it to itself, above 1,500 chunks (50 candidates)', () => {

@@ -1,0 +1,6 @@
+/**
+ * Runs one statement and resolves with its rows: on a connection of the caller's choosing, on its own
+ * or inside the caller's transaction. Repositories whose reads must share a snapshot, or a deadline,
+ * with others take one rather than reach for a pool.
+ */
+export type Read = <T>(text: string, values?: unknown[]) => Promise<T[]>;

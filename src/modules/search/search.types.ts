@@ -1,0 +1,30 @@
+import type { ParsedFilter } from 'src/modules/search/filters.js';
+
+/** A chunk as a result shows it. */
+export interface ChunkRow {
+  seq: string;
+  id: string;
+  content: string;
+  documentId: string;
+  /** The document's metadata; left out of vector hits ranked below the results shown (see `VectorLeg`). */
+  metadata?: Record<string, unknown>;
+}
+
+/** What a leg is asked for. */
+export interface LegRequest {
+  /** The request's metadata filters, parsed once for all legs and queries. */
+  filter: ParsedFilter;
+  /** How many candidates the leg ranks, best first. */
+  candidates: number;
+  /** How many of the best come with their rows: those that can be shown, or that a reranker reads. */
+  shown: number;
+  /** Cancels the leg's statements when it aborts. */
+  deadline?: AbortSignal;
+}
+
+/** A leg's candidate: its chunk and score, and its row when the leg read it. */
+export interface LegHit {
+  chunkSeq: string;
+  score: number;
+  row?: ChunkRow;
+}

@@ -1,0 +1,125 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { Read } from 'src/database/read.js';
+import { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
+import { SESSION_EF_SEARCH } from 'src/modules/search/search-pool.js';
+import { SearchReads } from 'src/modules/search/search-reads.js';
+
+/**
+ * What the HNSW walk costs, in rows of the exact scan, for each candidate it must find in a dataset
+ * that has the index to itself (measured: docs/search.md). Sharing the index with other datasets
+ * lengthens the walk by the inverse of the dataset's share of it.
+ */
+const WALK_ROWS_PER_CANDIDATE = 30;
+/** How long a process trusts its count of the chunks in an HNSW index (see `indexedChunks`). */
+const INDEX_SIZE_TTL_MS = 10_000;
+
+/**
+ * Whether the vector leg scans the dataset's rows exactly rather than walk the HNSW index of its
+ * dimension: when the scan costs less, or when it would cost about as much (its answer is exact),
+ * and never for a dataset beyond `maxChunks` (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). The index is shared by
+ * every dataset of the dimension: to find `candidates` of this dataset's chunks, the walk passes
+ * about `indexed / chunks` for each, so a small dataset among large ones is scanned, and a dataset of
+ * its own is walked from a few thousand chunks. Under a metadata filter, whose share is unknown, a
+ * dataset within `maxChunks` is scanned: a walk that finds too few would be followed by the scan.
+ */
+export function scansExactly(
+  dataset: { chunks: number; indexed: number; filtered: boolean },
+  candidates: number,
+  maxChunks: number,
+): boolean {
+  const { chunks, indexed, filtered } = dataset;
+  if (chunks > maxChunks) return false;
+  if (filtered) return true;
+  const walk = WALK_ROWS_PER_CANDIDATE * candidates * (Math.max(indexed, chunks) / Math.max(chunks, 1));
+  return chunks <= walk;
+}
+
+/**
+ * The vector leg: cosine similarity to the query vector, once it is there, best first, with the chunks'
+ * rows. A dataset is scanned exactly (through its own rows) when that costs less (see `scansExactly`);
+ * otherwise the leg walks the HNSW index of the dimension with pgvector's iterative scan, which keeps
+ * walking the graph until `candidates` rows pass the dataset and metadata filters.
+ *
+ * Only the best `shown` hits carry their document's metadata. A hit below that can still be shown when
+ * the keyword leg ranked it too (fusion adds the two); its metadata is then read after the fusion,
+ * unless the keyword leg's row has it. A hit of this leg alone cannot: each of the hits above it scores
+ * more in the fusion than it does.
+ */
+@Injectable()
+export class VectorLeg {
+  /** Datasets of more chunks are never scanned exactly (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). */
+  private readonly exactScanMaxChunks: number;
+  /** The chunks of each dimension's HNSW index, as counted at most `INDEX_SIZE_TTL_MS` ago. */
+  private readonly indexSizes = new Map<number, { countedAt: number; chunks: Promise<number> }>();
+
+  constructor(
+    private readonly reads: SearchReads,
+    private readonly repository: SearchRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.exactScanMaxChunks = config.search.exactScanMaxChunks;
+  }
+
+  async rank(
+    dataset: { seq: string; chunks: number; dimensions: number; model: string },
+    embedding: Promise<number[]>,
+    { filter, candidates, shown, deadline }: LegRequest,
+  ): Promise<LegHit[]> {
+    const read = this.reads.statements(deadline);
+    const choose = (indexed: number) =>
+      scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, candidates, this.exactScanMaxChunks);
+    // The index's size is counted (while the query is embedded) only when it can change the choice:
+    // when the dataset alone in the index and among any number of others would not be searched alike.
+    const alone = choose(dataset.chunks);
+    const exact =
+      alone === choose(Number.MAX_SAFE_INTEGER)
+        ? Promise.resolve(alone)
+        : this.indexedChunks(dataset.dimensions).then(choose);
+    exact.catch(() => undefined); // awaited below, unless the embedding fails first
+    const vector = await embedding;
+    const run = async (read: Read, exact: boolean): Promise<LegHit[]> => {
+      const rows = await this.repository.nearest(read, {
+        datasetSeq: dataset.seq,
+        model: dataset.model,
+        vector,
+        candidates,
+        shown,
+        filter,
+        exact,
+      });
+      return rows.map(({ distance, ...row }) => ({ chunkSeq: row.seq, score: 1 - distance, row }));
+    };
+    if (await exact) return run(read, true);
+    const hits =
+      candidates <= SESSION_EF_SEARCH
+        ? await run(read, false)
+        : await this.reads.transaction('READ COMMITTED', (read) => run(read, false), {
+            deadline,
+            settings: { 'hnsw.ef_search': candidates },
+          });
+    // The index is shared by all datasets of this dimension: when the scan gave up before `candidates`
+    // rows passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
+    return hits.length < candidates ? run(read, true) : hits;
+  }
+
+  /**
+   * The chunks of all datasets embedded at `dimensions`, which the HNSW index of the dimension holds
+   * (each dataset's count is exact; their sum is read again every `INDEX_SIZE_TTL_MS`: it only chooses
+   * how the leg searches, and a count a few seconds old chooses as well).
+   */
+  private indexedChunks(dimensions: number): Promise<number> {
+    const known = this.indexSizes.get(dimensions);
+    if (known && performance.now() - known.countedAt < INDEX_SIZE_TTL_MS) return known.chunks;
+    // Shared by the searches of the next seconds: not cancelled at the deadline of the one that asked.
+    const chunks = this.repository.indexedChunks(dimensions);
+    const entry = { countedAt: performance.now(), chunks };
+    this.indexSizes.set(dimensions, entry);
+    // A failed count is not kept (the next search counts again), and fails the search it was for.
+    chunks.catch(() => {
+      if (this.indexSizes.get(dimensions) === entry) this.indexSizes.delete(dimensions);
+    });
+    return chunks;
+  }
+}
