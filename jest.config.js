@@ -20,5 +20,13 @@ export default {
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
     },
+    {
+      // The repositories against the real database, without HTTP or Nest: it needs the migrated template too.
+      ...base,
+      displayName: 'medium',
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/global-teardown.mjs',
+    },
   ],
 };

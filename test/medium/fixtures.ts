@@ -1,0 +1,173 @@
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { newId } from 'src/common/ids/ids.js';
+import type { Read } from 'src/database/read.js';
+import type {
+  ChunkIndexRepository,
+  IndexedChunk,
+  IndexTarget,
+} from 'src/modules/chunk-index/chunk-index.repository.js';
+import { createTestDatabase, type TestDatabase } from '../utils/test-database.js';
+
+/**
+ * A spec file's own database (cloned from the migrated template), with the connections the
+ * repositories take: TypeORM's DataSource for the writers, a pg pool for the fixtures' rows and checks.
+ */
+export interface MediumDatabase {
+  database: TestDatabase;
+  dataSource: DataSource;
+  sql: pg.Pool;
+  /** Statements each on their own, on `sql`. */
+  read: Read;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(): Promise<MediumDatabase> {
+  const database = await createTestDatabase();
+  const dataSource = new DataSource({ type: 'postgres', url: database.url, extra: { max: 4 } });
+  const sql = new pg.Pool({ connectionString: database.url, max: 2 });
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    await sql.end();
+    await database.drop();
+    throw error;
+  }
+  return {
+    database,
+    dataSource,
+    sql,
+    read: async <T>(text: string, values?: unknown[]) => (await sql.query(text, values)).rows as T[],
+    async close() {
+      await dataSource.destroy();
+      // pg's pool.end() resolves before its connections have closed: the DROP ... WITH (FORCE) below may
+      // still terminate one, whose error would otherwise reach the pool with no listener and fail the file.
+      sql.on('error', () => undefined);
+      await sql.end();
+      await database.drop();
+    },
+  };
+}
+
+export async function insertAccount(sql: pg.Pool): Promise<string> {
+  const id = newId('acc');
+  await sql.query('INSERT INTO accounts (id, name) VALUES ($1, $1)', [id]);
+  return id;
+}
+
+export interface DatasetRow {
+  id: string;
+  seq: string;
+  language: string;
+}
+
+export async function insertDataset(
+  sql: pg.Pool,
+  accountId: string,
+  embedding: { model: string; dimensions: number } | null = null,
+): Promise<DatasetRow> {
+  const id = newId('ds');
+  const { rows } = await sql.query<{ seq: string; language: string }>(
+    `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
+     VALUES ($1, $2, $1, $3, $4) RETURNING seq::text, language::text`,
+    [id, accountId, embedding?.model ?? null, embedding?.dimensions ?? null],
+  );
+  return { id, ...rows[0] };
+}
+
+export async function insertDocument(
+  sql: pg.Pool,
+  datasetId: string,
+  { status = 'ready', metadata = {} }: { status?: string; metadata?: Record<string, unknown> } = {},
+): Promise<string> {
+  const id = newId('doc');
+  await sql.query(
+    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata)
+     VALUES ($1, $2, 'text', 'text/plain', 0, $3, $4)`,
+    [id, datasetId, status, metadata],
+  );
+  return id;
+}
+
+/** The document's index target in `dataset`. */
+export const target = (dataset: DatasetRow, documentId: string): IndexTarget => ({
+  datasetId: dataset.id,
+  datasetSeq: dataset.seq,
+  language: dataset.language,
+  documentId,
+});
+
+/** Chunks of the texts, laid end to end in their document (one token a word, no page). */
+export function chunksOf(contents: string[]): IndexedChunk[] {
+  let at = 0;
+  return contents.map((content) => {
+    const charStart = at;
+    at += content.length + 1;
+    return { content, tokenCount: content.split(' ').length, charStart, charEnd: charStart + content.length };
+  });
+}
+
+/** Writes a document's chunks (`replaceDocumentChunks`) in a transaction of its own, as ingestion does. */
+export function indexDocument(
+  dataSource: DataSource,
+  index: ChunkIndexRepository,
+  into: IndexTarget,
+  contents: string[],
+  vectors: number[][] | null = null,
+): Promise<void> {
+  return dataSource.transaction('READ COMMITTED', async (tx) => {
+    await index.lockDataset(tx, into.datasetId);
+    await index.replaceDocumentChunks(tx, into, chunksOf(contents), vectors);
+  });
+}
+
+/** A dataset's BM25 statistics: its totals and each term's document frequency, by term. */
+export interface Statistics {
+  chunkCount: number;
+  totalLength: number;
+  df: Record<string, number>;
+}
+
+/** The statistics as stored: the dataset's row and `term_stats`. */
+export async function storedStatistics(sql: pg.Pool, datasetSeq: string): Promise<Statistics> {
+  const { rows: datasets } = await sql.query<{ chunks: number; length: number }>(
+    `SELECT chunk_count::float8 AS chunks, total_chunk_length::float8 AS length FROM datasets WHERE seq = $1`,
+    [datasetSeq],
+  );
+  const { rows: terms } = await sql.query<{ term: string; df: number }>(
+    'SELECT term, df FROM term_stats WHERE dataset_seq = $1',
+    [datasetSeq],
+  );
+  return {
+    chunkCount: datasets[0].chunks,
+    totalLength: datasets[0].length,
+    df: Object.fromEntries(terms.map(({ term, df }) => [term, df])),
+  };
+}
+
+/** The statistics counted again from the chunks and their postings. */
+export async function recountedStatistics(sql: pg.Pool, datasetSeq: string): Promise<Statistics> {
+  const { rows: chunks } = await sql.query<{ chunks: number; length: number }>(
+    `SELECT count(*)::float8 AS chunks, coalesce(sum(length), 0)::float8 AS length
+       FROM chunks WHERE dataset_seq = $1`,
+    [datasetSeq],
+  );
+  const { rows: terms } = await sql.query<{ term: string; df: number }>(
+    'SELECT term, count(*)::int AS df FROM chunk_terms WHERE dataset_seq = $1 GROUP BY term',
+    [datasetSeq],
+  );
+  return {
+    chunkCount: chunks[0].chunks,
+    totalLength: chunks[0].length,
+    df: Object.fromEntries(terms.map(({ term, df }) => [term, df])),
+  };
+}
+
+/** Each term's `term_stats` version in the dataset. */
+export async function termVersions(sql: pg.Pool, datasetSeq: string): Promise<Record<string, bigint>> {
+  const { rows } = await sql.query<{ term: string; version: string }>(
+    'SELECT term, version::text AS version FROM term_stats WHERE dataset_seq = $1',
+    [datasetSeq],
+  );
+  return Object.fromEntries(rows.map(({ term, version }) => [term, BigInt(version)]));
+}

@@ -1,0 +1,407 @@
+import type { AppConfig } from 'src/config/app-config.js';
+import type { Read } from 'src/database/read.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
+import { NO_FILTER, parseFilters } from 'src/modules/search/filters.js';
+import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { SearchPool } from 'src/modules/search/search-pool.js';
+import { SearchReads } from 'src/modules/search/search-reads.js';
+import {
+  type DatasetRow,
+  indexDocument,
+  insertAccount,
+  insertDataset,
+  insertDocument,
+  type MediumDatabase,
+  openDatabase,
+  target,
+} from './fixtures.js';
+
+const MODEL = 'test-model';
+/** A unit vector at `angle` from the query's, [1, 0, 0]: its cosine distance is 1 - cos(angle). */
+const at = (angle: number) => [Math.cos(angle), Math.sin(angle), 0];
+const QUERY = at(0);
+
+/**
+ * The search reads against the real schema, over chunks written by `ChunkIndexRepository`:
+ *
+ * dataset `main` (3 dimensions, MODEL), 5 chunks of total length 20:
+ * - document A, ready, {category: guide, year: 2020}: a0 (length 4, at 0.1), a1 (5, at 0.4)
+ * - document B, ready, {category: note, year: 2021, tags: [biology]}: b0 (4, at 0.2), b1 (4, at 0.5)
+ * - document C, processing, {category: guide, year: 2022}: c0 (3, no vector)
+ * dataset `other` (3 dimensions, MODEL): e0 (4, at 0, nearer the query than any chunk of `main`)
+ * dataset `wide` (4 dimensions): f0 (2)
+ */
+describe('Search reads', () => {
+  let db: MediumDatabase;
+  let search: SearchPool;
+  let reads: SearchReads;
+  let repository: SearchRepository;
+  const postings = new PostingsRepository();
+  let main: DatasetRow;
+  let other: DatasetRow;
+  let wide: DatasetRow;
+  const documents: Record<'A' | 'B' | 'C', string> = { A: '', B: '', C: '' };
+  /** Chunks by name: their seq and id. */
+  const chunks: Record<string, { seq: string; id: string }> = {};
+  const metadata = {
+    A: { category: 'guide', year: 2020 },
+    B: { category: 'note', year: 2021, tags: ['biology'] },
+    C: { category: 'guide', year: 2022 },
+  };
+  const contents: Record<string, string> = {
+    a0: 'Mitochondria produce energy for the cell.',
+    a1: 'The cell membrane keeps the cell together.',
+    b0: 'Plants store energy as starch.',
+    b1: 'Starch is a carbohydrate kept in \uFB01les.',
+    c0: 'Energy drinks are not for cells.',
+    e0: 'The energy of a cell in another dataset.',
+    f0: 'Four dimensions.',
+  };
+  const seq = (name: string) => Number(chunks[name].seq);
+
+  beforeAll(async () => {
+    db = await openDatabase();
+    const config = { databaseUrl: db.database.url, search: { timeoutMs: 10_000, poolSize: 2 } } as AppConfig;
+    search = new SearchPool(config, { warn: () => undefined } as never);
+    reads = new SearchReads(search, config);
+    repository = new SearchRepository(reads);
+    const index = new ChunkIndexRepository(db.dataSource);
+    await index.ensureVectorIndex(3);
+
+    const account = await insertAccount(db.sql);
+    main = await insertDataset(db.sql, account, { model: MODEL, dimensions: 3 });
+    other = await insertDataset(db.sql, account, { model: MODEL, dimensions: 3 });
+    wide = await insertDataset(db.sql, account, { model: 'wide-model', dimensions: 4 });
+    const write = async (dataset: DatasetRow, names: string[], vectors: number[][] | null, meta = {}) => {
+      const id = await insertDocument(db.sql, dataset.id, { metadata: meta });
+      await indexDocument(
+        db.dataSource,
+        index,
+        target(dataset, id),
+        names.map((name) => contents[name]),
+        vectors,
+      );
+      return id;
+    };
+    documents.A = await write(main, ['a0', 'a1'], [at(0.1), at(0.4)], metadata.A);
+    documents.B = await write(main, ['b0', 'b1'], [at(0.2), at(0.5)], metadata.B);
+    documents.C = await write(main, ['c0'], null, metadata.C);
+    // A document still processing with chunks: the state a search must never show.
+    await db.sql.query(`UPDATE documents SET status = 'processing' WHERE id = $1`, [documents.C]);
+    await write(other, ['e0'], [at(0)]);
+    await write(wide, ['f0'], [[1, 0, 0, 0]]);
+    const { rows } = await db.sql.query<{ seq: string; id: string; content: string }>(
+      'SELECT seq::text, id, content FROM chunks',
+    );
+    for (const [name, content] of Object.entries(contents)) {
+      const row = rows.find((r) => r.content === content)!;
+      chunks[name] = { seq: row.seq, id: row.id };
+    }
+  });
+  afterAll(async () => {
+    await search?.onApplicationShutdown();
+    await db?.close();
+  });
+
+  /** The row of a chunk as the repositories give it. */
+  const row = (name: string, document: keyof typeof documents) => ({
+    seq: chunks[name].seq,
+    id: chunks[name].id,
+    content: contents[name],
+    documentId: documents[document],
+  });
+  const versionOf = async (dataset: DatasetRow, term: string) =>
+    (
+      await db.sql.query<{ version: string }>(
+        'SELECT version::text AS version FROM term_stats WHERE dataset_seq = $1 AND term = $2',
+        [dataset.seq, term],
+      )
+    ).rows[0].version;
+  /** Runs `work` after the statement `change`, and `restore` after it, whatever its outcome. */
+  const withChange = async <T>(
+    change: string,
+    restore: string,
+    params: unknown[],
+    work: () => Promise<T>,
+  ) => {
+    await db.sql.query(change, params);
+    try {
+      return await work();
+    } finally {
+      await db.sql.query(restore, params);
+    }
+  };
+
+  describe('PostingsRepository', () => {
+    it("gives the query's terms the dataset holds, stemmed, in term order, with the dataset's N and total length", async () => {
+      const read = reads.statements();
+      expect(await postings.queryTerms(read, main.seq, 'english', 'How do cells make energy?')).toEqual([
+        { term: 'cell', version: await versionOf(main, 'cell'), n: 5, total: 20 },
+        { term: 'energi', version: await versionOf(main, 'energi'), n: 5, total: 20 },
+      ]);
+      expect(await postings.queryTerms(read, other.seq, 'english', 'cell membrane')).toEqual([
+        { term: 'cell', version: await versionOf(other, 'cell'), n: 1, total: 4 },
+      ]);
+      expect(await postings.queryTerms(read, main.seq, 'english', 'quantum entanglement')).toEqual([]);
+    });
+
+    it("reads the query's words as the chunks' were read, whatever their Unicode form", async () => {
+      const read = reads.statements();
+      for (const query of ['files', '\uFB01les', '\uFF26\uFF29\uFF2C\uFF25\uFF33']) {
+        expect((await postings.queryTerms(read, main.seq, 'english', query)).map(({ term }) => term)).toEqual(
+          ['file'],
+        );
+      }
+    });
+
+    it('unpacks the postings of each term found, equal to its chunk_terms rows, at its version', async () => {
+      const found = await postings.postings(reads.statements(), main.seq, ['cell', 'starch', 'absent']);
+      const byTerm = Object.fromEntries(
+        found.map(({ term, version, postings: p }) => [
+          term,
+          {
+            version,
+            // In chunk order: the order PostgreSQL hands them over in is not promised.
+            postings: [...p.chunks]
+              .map((chunk, i) => ({ chunk, tf: p.tf[i], length: p.length[i] }))
+              .sort((x, y) => x.chunk - y.chunk),
+          },
+        ]),
+      );
+      expect(Object.keys(byTerm).sort()).toEqual(['cell', 'starch']);
+      expect(byTerm.cell).toEqual({
+        version: await versionOf(main, 'cell'),
+        postings: [
+          { chunk: seq('a0'), tf: 1, length: 4 },
+          { chunk: seq('a1'), tf: 2, length: 5 },
+          { chunk: seq('c0'), tf: 1, length: 3 },
+        ].sort((x, y) => x.chunk - y.chunk),
+      });
+      // Against the table itself: every posting of the term, and no other dataset's.
+      const { rows } = await db.sql.query<{ chunk: string; tf: number; length: number }>(
+        `SELECT chunk_seq::text AS chunk, tf, length FROM chunk_terms
+          WHERE dataset_seq = $1 AND term = 'starch' ORDER BY chunk_seq`,
+        [main.seq],
+      );
+      expect(byTerm.starch.postings).toEqual(rows.map((r) => ({ ...r, chunk: Number(r.chunk) })));
+      expect(rows.map(({ chunk }) => Number(chunk))).toEqual([seq('b0'), seq('b1')].sort((x, y) => x - y));
+    });
+
+    it('lists the terms held by the most chunks first, then by dataset and term', async () => {
+      const frequent = await postings.mostFrequentTerms(reads.statements(), 100);
+      const single = (dataset: DatasetRow, terms: string[]) =>
+        terms.map((term) => ({ datasetSeq: dataset.seq, term, df: 1 }));
+      expect(frequent).toEqual([
+        { datasetSeq: main.seq, term: 'cell', df: 3 },
+        { datasetSeq: main.seq, term: 'energi', df: 3 },
+        { datasetSeq: main.seq, term: 'starch', df: 2 },
+        ...single(main, [
+          'carbohydr',
+          'drink',
+          'file',
+          'keep',
+          'kept',
+          'membran',
+          'mitochondria',
+          'plant',
+          'produc',
+          'store',
+          'togeth',
+        ]),
+        ...single(other, ['anoth', 'cell', 'dataset', 'energi']),
+        ...single(wide, ['dimens', 'four']),
+      ]);
+      expect(await postings.mostFrequentTerms(reads.statements(), 2)).toEqual(frequent.slice(0, 2));
+    });
+
+    it('leaves out a term at df 0, as an older writer may have left it', async () => {
+      await withChange(
+        `INSERT INTO term_stats (dataset_seq, term, df) VALUES ($1, 'zombi', 0)`,
+        `DELETE FROM term_stats WHERE dataset_seq = $1 AND term = 'zombi'`,
+        [main.seq],
+        async () => {
+          const read = reads.statements();
+          expect(await postings.queryTerms(read, main.seq, 'english', 'zombies')).toEqual([]);
+          const terms = (await postings.mostFrequentTerms(read, 100)).map(({ term }) => term);
+          expect(terms).toHaveLength(20);
+          expect(terms).not.toContain('zombi');
+        },
+      );
+    });
+  });
+
+  describe('SearchRepository.chunks', () => {
+    it("gives the dataset's chunks asked for, with their documents' metadata, by seq", async () => {
+      const rows = await repository.chunks(main.seq, [chunks.a0.seq, chunks.b1.seq, chunks.e0.seq]);
+      expect(rows).toEqual(
+        new Map([
+          [chunks.a0.seq, { ...row('a0', 'A'), metadata: metadata.A }],
+          [chunks.b1.seq, { ...row('b1', 'B'), metadata: metadata.B }],
+        ]),
+      );
+      expect(await repository.chunks(main.seq, [])).toEqual(new Map());
+    });
+  });
+
+  describe('SearchRepository.passing', () => {
+    /** b1, c0, a0, b0, a1: c0's document is not ready. */
+    const ranked = () => ['b1', 'c0', 'a0', 'b0', 'a1'].map(seq);
+    const passing = (limit: number, filters?: unknown) =>
+      repository.passing(reads.statements(), ranked(), limit, parseFilters(filters));
+    const names = (rows: { seq: string; rank: number }[]) =>
+      rows.map(({ seq: s, rank }) => [Object.keys(chunks).find((name) => chunks[name].seq === s), rank]);
+
+    it('gives the chunks of ready documents in rank order, each with its place in the list and its row', async () => {
+      const rows = await passing(10);
+      expect(names(rows)).toEqual([
+        ['b1', 1],
+        ['a0', 3],
+        ['b0', 4],
+        ['a1', 5],
+      ]);
+      expect(rows[1]).toEqual({ ...row('a0', 'A'), metadata: metadata.A, rank: 3 });
+    });
+
+    it('stops at the limit', async () => {
+      expect(names(await passing(2))).toEqual([
+        ['b1', 1],
+        ['a0', 3],
+      ]);
+    });
+
+    it('gives only the chunks whose document passes the filter', async () => {
+      expect(names(await passing(10, { category: 'guide' }))).toEqual([
+        ['a0', 3],
+        ['a1', 5],
+      ]);
+      // c0's document (2022) passes, but is not ready.
+      expect(names(await passing(10, { year: { $gte: 2021 } }))).toEqual([
+        ['b1', 1],
+        ['b0', 4],
+      ]);
+      expect(names(await passing(10, { tags: 'biology', year: { $lt: 2021 } }))).toEqual([]);
+      expect(names(await passing(10, { $or: [{ tags: 'biology' }, { year: 2020 }] }))).toEqual([
+        ['b1', 1],
+        ['a0', 3],
+        ['b0', 4],
+        ['a1', 5],
+      ]);
+    });
+  });
+
+  describe('SearchRepository.nearest', () => {
+    const query = (overrides: Partial<Parameters<SearchRepository['nearest']>[1]> = {}) => ({
+      datasetSeq: main.seq,
+      model: MODEL,
+      vector: QUERY,
+      candidates: 10,
+      shown: 2,
+      filter: NO_FILTER,
+      exact: true,
+      ...overrides,
+    });
+    /**
+     * `nearest` on a connection of the search pool told to walk the HNSW index wherever it can (over 4
+     * rows, PostgreSQL would rather sort them), with the plan of each statement it runs.
+     */
+    const nearestWithPlans = async (overrides: Parameters<typeof query>[0]) => {
+      const client = await search.pool.connect();
+      try {
+        await client.query('SET enable_seqscan = off; SET enable_sort = off');
+        const plans: string[] = [];
+        const read: Read = async <T>(text: string, values?: unknown[]) => {
+          plans.push(JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows));
+          return (await client.query(text, values)).rows as T[];
+        };
+        return { hits: await repository.nearest(read, query(overrides)), plans };
+      } finally {
+        client.release(true);
+      }
+    };
+    const named = (hits: { seq: string }[]) =>
+      hits.map(({ seq: s }) => Object.keys(chunks).find((name) => chunks[name].seq === s));
+
+    it.each([
+      ['scanning the dataset', true],
+      ['walking the HNSW index', false],
+    ])(
+      "gives the dataset's nearest chunks by cosine distance, %s, the first `shown` with metadata",
+      async (_how, exact) => {
+        const { hits, plans } = await nearestWithPlans({ exact });
+        expect(hits).toEqual([
+          { ...row('a0', 'A'), distance: expect.any(Number), metadata: metadata.A },
+          { ...row('b0', 'B'), distance: expect.any(Number), metadata: metadata.B },
+          { ...row('a1', 'A'), distance: expect.any(Number) },
+          { ...row('b1', 'B'), distance: expect.any(Number) },
+        ]);
+        [0.1, 0.2, 0.4, 0.5].forEach((angle, i) =>
+          expect(hits[i].distance).toBeCloseTo(1 - Math.cos(angle), 5),
+        );
+        expect(plans).toHaveLength(1);
+        expect(plans[0].includes('chunks_embedding_3_idx')).toBe(!exact);
+      },
+    );
+
+    it('gives at most `candidates` chunks', async () => {
+      expect(named(await repository.nearest(reads.statements(), query({ candidates: 3 })))).toEqual([
+        'a0',
+        'b0',
+        'a1',
+      ]);
+    });
+
+    it.each([true, false])(
+      'gives only chunks of ready documents passing the filter (exact: %s)',
+      async (exact) => {
+        const filtered = await nearestWithPlans({ exact, filter: parseFilters({ category: 'guide' }) });
+        expect(named(filtered.hits)).toEqual(['a0', 'a1']);
+        await withChange(
+          `UPDATE documents SET status = 'processing' WHERE id = $1`,
+          `UPDATE documents SET status = 'ready' WHERE id = $1`,
+          [documents.A],
+          async () => {
+            const hits = await nearestWithPlans({ exact, filter: parseFilters({ year: { $gte: 2000 } }) });
+            expect(named(hits.hits)).toEqual(['b0', 'b1']);
+          },
+        );
+      },
+    );
+
+    it('gives nothing when the dataset is embedded by another model', async () => {
+      expect(await repository.nearest(reads.statements(), query({ model: 'another-model' }))).toEqual([]);
+      expect(
+        await repository.nearest(reads.statements(), query({ exact: false, model: 'another-model' })),
+      ).toEqual([]);
+    });
+
+    it('gives nothing while the dataset is being re-embedded', async () => {
+      await withChange(
+        'UPDATE datasets SET reembedding = true WHERE seq = $1',
+        'UPDATE datasets SET reembedding = false WHERE seq = $1',
+        [main.seq],
+        async () => {
+          expect(await repository.nearest(reads.statements(), query())).toEqual([]);
+          expect(await repository.nearest(reads.statements(), query({ exact: false }))).toEqual([]);
+        },
+      );
+      expect(named(await repository.nearest(reads.statements(), query()))).toHaveLength(4);
+    });
+
+    it("gives only chunks of the query vector's dimension", async () => {
+      expect(await repository.nearest(reads.statements(), query({ vector: [1, 0, 0, 0] }))).toEqual([]);
+      const wideQuery = query({ datasetSeq: wide.seq, model: 'wide-model', vector: [0, 1, 0, 0] });
+      const [hit] = await repository.nearest(reads.statements(), wideQuery);
+      expect(named([hit])).toEqual(['f0']);
+      expect(hit.distance).toBeCloseTo(1, 6);
+    });
+  });
+
+  describe('SearchRepository.indexedChunks', () => {
+    it('counts the chunks of every dataset embedded at the dimension', async () => {
+      expect(await repository.indexedChunks(3)).toBe(6);
+      expect(await repository.indexedChunks(4)).toBe(1);
+      expect(await repository.indexedChunks(384)).toBe(0);
+    });
+  });
+});
