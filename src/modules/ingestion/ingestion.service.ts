@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { DomainEvents, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import { hasText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { hasText } from 'src/common/text/extracted-text.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
 import { IngestionRepository, type Run } from 'src/modules/ingestion/ingestion.repository.js';

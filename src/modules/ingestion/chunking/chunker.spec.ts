@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chunkText, maxChunkChars, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import ts from 'typescript';
 
 const FIXTURES = '../shared/fixtures';

@@ -6,7 +6,7 @@ import { type Chunk, chunkByEstimate } from 'src/modules/ingestion/chunking/chun
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 export interface EmbeddingStatus {

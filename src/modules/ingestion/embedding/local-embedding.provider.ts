@@ -4,7 +4,7 @@ import { RestartingThread } from 'src/common/threads/worker-thread.js';
 import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
 import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 
 /** What a model's worker thread is asked, by operation, and what it answers (see embedding.worker.ts). */
 export interface ModelOps {
