@@ -11,9 +11,9 @@ import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import { ReembedRepository } from 'src/modules/ingestion/embedding/reembed.repository.js';
-import { ReembedService } from 'src/modules/ingestion/embedding/reembed.service.js';
+import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
+import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
+import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 const USAGE = `Usage:

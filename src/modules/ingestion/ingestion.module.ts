@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type Role } from 'src/config/app-config.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';

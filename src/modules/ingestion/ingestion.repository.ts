@@ -12,7 +12,7 @@ import {
   removeDocumentChunks,
 } from 'src/modules/datasets/chunk-statistics.js';
 import type { DocumentEntity, ProcessingStage } from 'src/modules/documents/document.entity.js';
-import type { Chunk } from 'src/modules/ingestion/chunking/chunker.js';
+import type { Chunk } from 'src/modules/embeddings/chunking/chunker.js';
 import { changedLexemeSource } from 'src/modules/search/lexeme-source.js';
 
 /**
