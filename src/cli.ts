@@ -14,7 +14,7 @@ import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
@@ -36,7 +36,7 @@ class CliModule {
       module: CliModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
       providers: options.embedding
-        ? [EmbeddingService, IngestionRepository, ReembedRepository, ReembedService]
+        ? [EmbeddingService, VectorIndexRepository, ReembedRepository, ReembedService]
         : [],
     };
   }

@@ -7,7 +7,7 @@ import { type Chunk, chunkByEstimate } from 'src/modules/embeddings/chunking/chu
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { LocalEmbeddingProvider } from 'src/modules/embeddings/local-embedding.provider.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
 
 export interface EmbeddingStatus {
   mode: 'hybrid' | 'keyword_only';
@@ -32,7 +32,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly repository: IngestionRepository,
+    private readonly vectorIndexes: VectorIndexRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -65,7 +65,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
     }
     if (this.provider) {
       const { name, model, dimensions } = this.provider;
-      await this.repository.ensureVectorIndex(dimensions);
+      await this.vectorIndexes.ensureVectorIndex(dimensions);
       this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
     }
   }

@@ -2,6 +2,7 @@ import { BullModule } from '@nestjs/bull';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type Role } from 'src/config/app-config.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
+import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
@@ -40,7 +41,13 @@ export class IngestionModule {
         }),
         BullModule.registerQueue({ name: QueueName.Ingestion }),
       ],
-      providers: [IngestionQueue, IngestionRepository, EmbeddingService, ...workerProviders],
+      providers: [
+        IngestionQueue,
+        IngestionRepository,
+        EmbeddingService,
+        VectorIndexRepository,
+        ...workerProviders,
+      ],
       exports: [IngestionQueue, EmbeddingService],
     };
   }
