@@ -1,13 +1,12 @@
-import { BullModule } from '@nestjs/bull';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig, type Role } from 'src/config/app-config.js';
+import type { Role } from 'src/config/app-config.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
+import { IngestionQueueModule } from 'src/modules/ingestion/ingestion-queue.module.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
-import { IngestionQueue, QueueName } from 'src/modules/ingestion/ingestion.queue.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 
@@ -25,30 +24,9 @@ export class IngestionModule {
     return {
       module: IngestionModule,
       global: true,
-      imports: [
-        BullModule.forRootAsync({
-          inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => ({
-            url: config.redisUrl,
-            prefix: `${config.redisPrefix}:bull`,
-            // A killed worker's job is noticed within 1.5 lock periods and run again (twice at most).
-            settings: {
-              lockDuration: config.ingestion.lockSeconds * 1000,
-              stalledInterval: config.ingestion.lockSeconds * 500,
-              maxStalledCount: 2,
-            },
-          }),
-        }),
-        BullModule.registerQueue({ name: QueueName.Ingestion }),
-      ],
-      providers: [
-        IngestionQueue,
-        IngestionRepository,
-        EmbeddingService,
-        VectorIndexRepository,
-        ...workerProviders,
-      ],
-      exports: [IngestionQueue, EmbeddingService],
+      imports: [IngestionQueueModule],
+      providers: [IngestionRepository, EmbeddingService, VectorIndexRepository, ...workerProviders],
+      exports: [EmbeddingService],
     };
   }
 }
