@@ -11,10 +11,8 @@ import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
-import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
-import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
-import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
@@ -34,10 +32,13 @@ class CliModule {
   static forRoot(config: AppConfig, logger: pino.Logger, options: { embedding: boolean }): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
-      providers: options.embedding
-        ? [EmbeddingService, VectorIndexRepository, ReembedRepository, ReembedService]
-        : [],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        DatabaseModule,
+        ApiKeysModule,
+        ...(options.embedding ? [EmbeddingsModule] : []),
+      ],
     };
   }
 }

@@ -1,7 +1,6 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { Role } from 'src/config/app-config.js';
-import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
-import { VectorIndexRepository } from 'src/modules/embeddings/vector-index.repository.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
 import { IngestionQueueModule } from 'src/modules/ingestion/ingestion-queue.module.js';
@@ -23,10 +22,8 @@ export class IngestionModule {
       : [];
     return {
       module: IngestionModule,
-      global: true,
-      imports: [IngestionQueueModule],
-      providers: [IngestionRepository, EmbeddingService, VectorIndexRepository, ...workerProviders],
-      exports: [EmbeddingService],
+      imports: [IngestionQueueModule, EmbeddingsModule],
+      providers: [IngestionRepository, ...workerProviders],
     };
   }
 }

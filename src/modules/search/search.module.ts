@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js';
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
@@ -11,7 +12,7 @@ import { SearchService } from 'src/modules/search/search.service.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 
 @Module({
-  imports: [DatasetsModule],
+  imports: [DatasetsModule, EmbeddingsModule],
   controllers: [SearchController],
   providers: [
     SearchService,
