@@ -9,13 +9,11 @@ import { ConfigError, loadConfig, type AppConfig } from 'src/config/app-config.j
 import { ConfigModule } from 'src/config/config.module.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
-import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
 import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import { ReembedRepository } from 'src/modules/ingestion/embedding/reembed.repository.js';
-import { ReembedService } from 'src/modules/ingestion/embedding/reembed.service.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
+import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
@@ -35,10 +33,13 @@ class CliModule {
   static forRoot(config: AppConfig, logger: pino.Logger, options: { embedding: boolean }): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, ApiKeysModule],
-      providers: options.embedding
-        ? [EmbeddingService, ChunkIndexRepository, ReembedRepository, ReembedService]
-        : [],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        DatabaseModule,
+        ApiKeysModule,
+        ...(options.embedding ? [EmbeddingsModule] : []),
+      ],
     };
   }
 }

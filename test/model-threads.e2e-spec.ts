@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import type * as Provider from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+import type * as Provider from 'src/modules/embeddings/local-embedding.provider.js';
 import { longestStall, scifactAbstracts } from './utils/responsiveness.js';
 import { until } from './utils/until.js';
 
@@ -8,7 +8,7 @@ import { until } from './utils/until.js';
  * scripts, which the TypeScript sources are not.
  */
 const { LocalEmbeddingProvider } = (await import(
-  `${process.cwd()}/dist/modules/ingestion/embedding/local-embedding.provider.js`
+  `${process.cwd()}/dist/modules/embeddings/local-embedding.provider.js`
 )) as typeof Provider;
 
 type LocalEmbeddingProvider = Provider.LocalEmbeddingProvider;

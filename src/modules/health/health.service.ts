@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { EmbeddingService, type EmbeddingStatus } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { EmbeddingService, type EmbeddingStatus } from 'src/modules/embeddings/embedding.service.js';
 
 export interface CheckResult {
   status: 'ok' | 'error';

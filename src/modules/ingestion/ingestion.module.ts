@@ -1,13 +1,12 @@
-import { BullModule } from '@nestjs/bull';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
-import { APP_CONFIG, type AppConfig, type Role } from 'src/config/app-config.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import type { Role } from 'src/config/app-config.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
+import { IngestionQueueModule } from 'src/modules/ingestion/ingestion-queue.module.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
-import { IngestionQueue, QueueName } from 'src/modules/ingestion/ingestion.queue.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 
@@ -24,26 +23,8 @@ export class IngestionModule {
       : [];
     return {
       module: IngestionModule,
-      global: true,
-      imports: [
-        ChunkIndexModule,
-        BullModule.forRootAsync({
-          inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => ({
-            url: config.redisUrl,
-            prefix: `${config.redisPrefix}:bull`,
-            // A killed worker's job is noticed within 1.5 lock periods and run again (twice at most).
-            settings: {
-              lockDuration: config.ingestion.lockSeconds * 1000,
-              stalledInterval: config.ingestion.lockSeconds * 500,
-              maxStalledCount: 2,
-            },
-          }),
-        }),
-        BullModule.registerQueue({ name: QueueName.Ingestion }),
-      ],
-      providers: [IngestionQueue, IngestionRepository, EmbeddingService, ...workerProviders],
-      exports: [IngestionQueue, EmbeddingService],
+      imports: [ChunkIndexModule, IngestionQueueModule, EmbeddingsModule],
+      providers: [IngestionRepository, ...workerProviders],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
@@ -13,7 +13,7 @@ import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
  * Several workers may share one queue; each runs INGEST_CONCURRENCY documents at once.
  */
 @Injectable()
-export class IngestionProcessor implements OnApplicationBootstrap {
+export class IngestionProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @InjectQueue(QueueName.Ingestion) private readonly queue: Queue<ProcessDocumentJob>,
     private readonly ingestion: IngestionService,
@@ -32,6 +32,17 @@ export class IngestionProcessor implements OnApplicationBootstrap {
       this.handled('failed', this.onFailed(job, error)),
     );
     this.logger.info({ concurrency: this.config.ingestion.concurrency }, 'ingestion worker started');
+  }
+
+  /**
+   * Closes the queue, which waits for the jobs under way, before the services those jobs use shut
+   * down. Nest shuts a module down before the modules it imports, so the queue (IngestionQueueModule)
+   * would otherwise close after the extraction threads (this module) and the model threads
+   * (EmbeddingsModule). Within this module, dependents shut down first: this hook ends before
+   * ExtractionService's and OcrService's begin. The queue's own hook then finds it closed.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close();
   }
 
   /**

@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import type { DomainEvents } from 'src/common/events/domain-events.js';
-import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
-import type { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { chunkText } from 'src/modules/embeddings/chunking/chunker.js';
+import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';

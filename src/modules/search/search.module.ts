@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js';
@@ -15,7 +16,7 @@ import { SearchReads } from 'src/modules/search/search-reads.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 @Module({
-  imports: [ChunkIndexModule, DatasetsModule],
+  imports: [ChunkIndexModule, DatasetsModule, EmbeddingsModule],
   controllers: [SearchController],
   providers: [
     SearchService,

@@ -8,7 +8,7 @@ import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
+import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type {
   BatchQueryDto,
   QueryDto,

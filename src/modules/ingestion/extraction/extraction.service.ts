@@ -2,15 +2,13 @@ import { availableParallelism } from 'node:os';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { ThreadPool, ThreadTimeoutError } from 'src/common/threads/thread-pool.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { ParsedKind } from 'src/modules/ingestion/extraction/extract-file.js';
-import {
-  type ExtractedText,
-  withoutControlCharacters,
-} from 'src/modules/ingestion/extraction/extracted-text.js';
 import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
+import { withoutControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
 import {
   IngestionErrors,
   PermanentProcessingError,

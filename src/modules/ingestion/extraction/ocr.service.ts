@@ -3,8 +3,8 @@ import { availableParallelism } from 'node:os';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import sharp from 'sharp';
 import { createScheduler, createWorker, OEM, type Scheduler } from 'tesseract.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /** English traineddata shipped in an npm package: nothing is downloaded at run time. */

@@ -3,7 +3,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
-import type { ExtractedText, TextSection } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText, TextSection } from 'src/common/text/extracted-text.js';
 import { decodeText, referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 

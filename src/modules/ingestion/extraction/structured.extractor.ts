@@ -1,3 +1,4 @@
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { isVisibleText } from 'src/common/validation/json-value.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
@@ -13,7 +14,6 @@ import {
   seqTag,
   YAMLException,
 } from 'js-yaml';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
 import { referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 

@@ -1,3 +1,5 @@
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
+
 /**
  * Turns the bytes of a text file into a string. The byte order mark decides (UTF-8, UTF-16 LE/BE);
  * without one, strict UTF-8; UTF-16 without a BOM is recognised by its zero bytes; anything else is
@@ -45,6 +47,17 @@ function utf16WithoutBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | null {
 export function stripControlCharacters(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
+}
+
+/** The text without control characters (see `stripControlCharacters`), in the same sections. */
+export function withoutControlCharacters(extracted: ExtractedText): ExtractedText {
+  return {
+    format: extracted.format,
+    sections: extracted.sections.map((section) => ({
+      ...section,
+      text: stripControlCharacters(section.text),
+    })),
+  };
 }
 
 /**

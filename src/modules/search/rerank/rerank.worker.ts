@@ -1,7 +1,7 @@
 import { workerData } from 'node:worker_threads';
 import { AutoModelForSequenceClassification, AutoTokenizer } from '@huggingface/transformers';
 import { serveRequests } from 'src/common/threads/worker-thread.js';
-import { useModelsFrom } from 'src/modules/ingestion/embedding/local-model.js';
+import { useModelsFrom } from 'src/modules/embeddings/local-model.js';
 import type { CrossEncoderOptions, RerankRequest } from 'src/modules/search/rerank/reranker.js';
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chunkText, maxChunkChars, type Tokenizer } from 'src/modules/ingestion/chunking/chunker.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
+import { chunkText, maxChunkChars, type Tokenizer } from 'src/modules/embeddings/chunking/chunker.js';
 import ts from 'typescript';
 
 const FIXTURES = '../shared/fixtures';

@@ -1,12 +1,12 @@
 import { workerData } from 'node:worker_threads';
 import { serveRequests } from 'src/common/threads/worker-thread.js';
-import { chunkText } from 'src/modules/ingestion/chunking/chunker.js';
-import { embed, loadExtractor, type LocalModelOptions } from 'src/modules/ingestion/embedding/local-model.js';
+import { chunkText } from 'src/modules/embeddings/chunking/chunker.js';
+import { embed, loadExtractor, type LocalModelOptions } from 'src/modules/embeddings/local-model.js';
 import type {
   LoadedModel,
   ModelReply,
   ModelRequest,
-} from 'src/modules/ingestion/embedding/local-embedding.provider.js';
+} from 'src/modules/embeddings/local-embedding.provider.js';
 
 /**
  * A worker thread of `LocalEmbeddingProvider`, with its own copy of the model. An `embed` request is one

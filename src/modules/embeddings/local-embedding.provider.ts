@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { RestartingThread } from 'src/common/threads/worker-thread.js';
-import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
-import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { Chunk, ChunkingOptions } from 'src/modules/embeddings/chunking/chunker.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
+import { MicroBatcher } from 'src/modules/embeddings/micro-batcher.js';
 
 /** What a model's worker thread is asked, by operation, and what it answers (see embedding.worker.ts). */
 export interface ModelOps {

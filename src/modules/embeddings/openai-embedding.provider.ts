@@ -1,7 +1,11 @@
 import OpenAI from 'openai';
-import { type Chunk, chunkByEstimate, type ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
-import { type EmbeddingProvider, l2Normalise } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
+import {
+  type Chunk,
+  chunkByEstimate,
+  type ChunkingOptions,
+} from 'src/modules/embeddings/chunking/chunker.js';
+import { type EmbeddingProvider, l2Normalise } from 'src/modules/embeddings/embedding-provider.js';
 
 export const DEFAULT_OPENAI_MODEL = 'text-embedding-3-small';
 /** The input limit of OpenAI's embedding models. */

@@ -1,4 +1,4 @@
-import { MicroBatcher } from 'src/modules/ingestion/embedding/micro-batcher.js';
+import { MicroBatcher } from 'src/modules/embeddings/micro-batcher.js';
 
 describe('MicroBatcher', () => {
   it('serves a lone caller at once and returns outputs in the caller’s order', async () => {

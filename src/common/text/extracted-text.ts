@@ -1,5 +1,4 @@
 import { isVisibleText } from 'src/common/validation/json-value.js';
-import { stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
 
 /** How the text is organised, which tells the chunker where it may cut. */
 export type TextFormat = 'prose' | 'markdown' | 'code' | 'records';
@@ -18,15 +17,4 @@ export interface ExtractedText {
 /** Whether any section has a character that shows (a file of zero-width spaces has none). */
 export function hasText(extracted: ExtractedText): boolean {
   return extracted.sections.some((section) => isVisibleText(section.text));
-}
-
-/** The text without control characters (see `stripControlCharacters`), in the same sections. */
-export function withoutControlCharacters(extracted: ExtractedText): ExtractedText {
-  return {
-    format: extracted.format,
-    sections: extracted.sections.map((section) => ({
-      ...section,
-      text: stripControlCharacters(section.text),
-    })),
-  };
 }

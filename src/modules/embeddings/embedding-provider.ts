@@ -1,5 +1,5 @@
-import type { Chunk, ChunkingOptions } from 'src/modules/ingestion/chunking/chunker.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
+import type { Chunk, ChunkingOptions } from 'src/modules/embeddings/chunking/chunker.js';
 
 /**
  * Turns text into vectors. Implementations batch internally as they see fit; the vectors come back

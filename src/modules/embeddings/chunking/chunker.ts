@@ -1,4 +1,4 @@
-import type { ExtractedText, TextFormat } from 'src/modules/ingestion/extraction/extracted-text.js';
+import type { ExtractedText, TextFormat } from 'src/common/text/extracted-text.js';
 
 /** Counts tokens the way the embedding model will. */
 export interface Tokenizer {

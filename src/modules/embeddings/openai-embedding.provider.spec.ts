@@ -1,5 +1,5 @@
-import { type FakeOpenAI, hashVector, startFakeOpenAI } from '../../../../test/utils/fake-openai.js';
-import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
+import { type FakeOpenAI, hashVector, startFakeOpenAI } from '../../../test/utils/fake-openai.js';
+import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 
 describe('OpenAIEmbeddingProvider', () => {
   let openai: FakeOpenAI;

@@ -1,12 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from 'src/common/errors/app-error.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
-import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import { EmbeddingService } from 'src/modules/ingestion/embedding/embedding.service.js';
-import {
-  type ReembeddingLock,
-  ReembedRepository,
-} from 'src/modules/ingestion/embedding/reembed.repository.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
+import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
+import { type ReembeddingLock, ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 
 const PAGE = 256;
 

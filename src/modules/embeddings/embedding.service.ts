@@ -1,12 +1,12 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
+import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { type Chunk, chunkByEstimate } from 'src/modules/ingestion/chunking/chunker.js';
-import type { EmbeddingProvider } from 'src/modules/ingestion/embedding/embedding-provider.js';
-import { LocalEmbeddingProvider } from 'src/modules/ingestion/embedding/local-embedding.provider.js';
-import { OpenAIEmbeddingProvider } from 'src/modules/ingestion/embedding/openai-embedding.provider.js';
-import type { ExtractedText } from 'src/modules/ingestion/extraction/extracted-text.js';
+import { type Chunk, chunkByEstimate } from 'src/modules/embeddings/chunking/chunker.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
+import { LocalEmbeddingProvider } from 'src/modules/embeddings/local-embedding.provider.js';
+import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
 export interface EmbeddingStatus {
