@@ -31,7 +31,7 @@ export class AppModule {
       DatabaseModule,
       RedisModule,
       EventsModule,
-      IngestionModule.forRoot(config.role),
+      ...(config.role === 'api' ? [] : [IngestionModule]),
     ];
     if (config.role === 'worker') return { module: AppModule, imports: infrastructure };
     return {

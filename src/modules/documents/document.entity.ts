@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
-import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
+import type { DocumentKind } from 'src/modules/documents/file-kinds.js';
 
 export type DocumentStatus = 'processing' | 'ready' | 'failed';
 export type ProcessingStage = 'upload' | 'extraction' | 'chunking' | 'embedding' | 'indexing';

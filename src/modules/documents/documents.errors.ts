@@ -1,6 +1,6 @@
 import { AppError } from 'src/common/errors/app-error.js';
 import { shownId } from 'src/common/ids/ids.js';
-import { SUPPORTED_EXTENSIONS } from 'src/modules/ingestion/extraction/file-kinds.js';
+import { SUPPORTED_EXTENSIONS } from 'src/modules/documents/file-kinds.js';
 
 export const DOCUMENT_LIMITS = {
   perDataset: 10_000,

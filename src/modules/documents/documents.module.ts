@@ -5,11 +5,12 @@ import { DocumentsController } from 'src/modules/documents/documents.controller.
 import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
-import { IngestionQueueModule } from 'src/modules/ingestion/ingestion-queue.module.js';
+import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queue.module.js';
 
 @Module({
   imports: [ChunkIndexModule, DatasetsModule, IngestionQueueModule],
   controllers: [DocumentsController],
   providers: [DocumentsService, DocumentsRepository, UploadInterceptor],
+  exports: [DocumentsRepository],
 })
 export class DocumentsModule {}

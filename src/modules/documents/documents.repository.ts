@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
@@ -9,6 +10,7 @@ import {
   DocumentEntity,
   type DocumentStatus,
   DocumentSourceEntity,
+  type ProcessingStage,
 } from 'src/modules/documents/document.entity.js';
 
 export type NewDocument = Pick<
@@ -16,6 +18,36 @@ export type NewDocument = Pick<
   'id' | 'datasetId' | 'filename' | 'kind' | 'mediaType' | 'sizeBytes' | 'metadata'
 >;
 
+/** Identifies one run of the pipeline for one document. */
+export interface Run {
+  documentId: string;
+  generation: number;
+}
+
+export interface StaleRun {
+  id: string;
+  datasetId: string;
+  generation: number;
+  recoveries: number;
+}
+
+const STILL_RUNNING = `id = $1 AND generation = $2 AND status = 'processing'`;
+
+/**
+ * A run's end, set as the document leaves `processing` (with `FROM ${RUN_ENDED}`): `processed_at` is
+ * the clock as the statement runs, not the transaction's start (a large document's chunks take seconds
+ * to index before it), and `processing_time_ms` runs from the run's start to it, queue wait included
+ * (docs/decisions.md), both on the database's clock. The time is held within an integer's range: a
+ * document left processing for 25 days (no worker running) must still be able to fail.
+ */
+const PROCESSING_TIME = `processed_at = ended.at,
+  processing_time_ms = least(greatest(round(extract(epoch FROM ended.at - processing_started_at) * 1000), 0), 2147483647)::int`;
+const RUN_ENDED = `(SELECT clock_timestamp() AS at) ended`;
+
+/**
+ * Documents and their sources, and every change of a document's status: its upload and restart into
+ * `processing`, its run's progress, and its end, `ready` or `failed`.
+ */
 @Injectable()
 export class DocumentsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -81,5 +113,86 @@ export class DocumentsRepository {
       },
     );
     return documents.findOneByOrFail({ id: document.id });
+  }
+  /**
+   * The document and its content, if this run is still the current one and still processing (null when
+   * it is gone, with its dataset or alone). A document is deleted with its dataset, and one statement
+   * sees both or neither; a deletion after it is caught by `index`, which then writes nothing.
+   */
+  async loadRun(run: Run): Promise<{ document: DocumentEntity; content: Buffer } | null> {
+    const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
+      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, s.content
+         FROM documents d JOIN document_sources s ON s.document_id = d.id
+        WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
+      [run.documentId, run.generation],
+    );
+    if (!row) return null;
+    const { content, ...document } = row;
+    return { document, content };
+  }
+  /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */
+  async setProgress(run: Run, stage: ProcessingStage, percent: number): Promise<void> {
+    await this.db.query(`UPDATE documents SET progress = $3, heartbeat_at = now() WHERE ${STILL_RUNNING}`, [
+      run.documentId,
+      run.generation,
+      { stage, percent: Math.round(percent) },
+    ]);
+  }
+  /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
+  async fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
+    const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
+      `UPDATE documents
+          SET status = 'failed', error = $3, ${PROCESSING_TIME}, progress = NULL
+         FROM ${RUN_ENDED}
+        WHERE ${STILL_RUNNING}
+        RETURNING dataset_id`,
+      [run.documentId, run.generation, error],
+    );
+    return rows[0]?.dataset_id ?? null;
+  }
+  /** Processing documents whose run has not reported for `seconds`. */
+  staleRuns(seconds: number, limit: number): Promise<StaleRun[]> {
+    return this.db.query<StaleRun[]>(
+      `SELECT id, dataset_id AS "datasetId", generation, recoveries
+         FROM documents
+        WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => $1)
+        ORDER BY heartbeat_at
+        LIMIT $2`,
+      [seconds, limit],
+    );
+  }
+  /** Counts a restart of a run whose worker died; false if the run moved on meanwhile. */
+  async recordRecovery(run: Run, recoveries: number): Promise<boolean> {
+    const [, affected] = await this.db.query<[unknown, number]>(
+      `UPDATE documents SET recoveries = $3 + 1, heartbeat_at = now()
+        WHERE ${STILL_RUNNING} AND recoveries = $3`,
+      [run.documentId, run.generation, recoveries],
+    );
+    return affected > 0;
+  }
+
+  /**
+   * Locks the run's document until the transaction ends; false when the run is no longer current (the
+   * document was deleted or restarted meanwhile).
+   */
+  async lockRun(tx: Tx, run: Run): Promise<boolean> {
+    const rows = await tx.query<unknown[]>(`SELECT 1 FROM documents WHERE ${STILL_RUNNING} FOR UPDATE`, [
+      run.documentId,
+      run.generation,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Marks the run's document ready with its chunk count; returns the run's processing time. */
+  async markReady(tx: Tx, run: Run, chunks: number): Promise<number> {
+    const [ready] = await tx.query<{ processing_time_ms: number }[]>(
+      `UPDATE documents
+          SET status = 'ready', chunks_created = $3, ${PROCESSING_TIME}, progress = NULL, error = NULL
+         FROM ${RUN_ENDED}
+        WHERE ${STILL_RUNNING}
+        RETURNING processing_time_ms`,
+      [run.documentId, run.generation, chunks],
+    );
+    return ready.processing_time_ms;
   }
 }

@@ -13,8 +13,8 @@ import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import type { ListDocumentsQueryDto } from 'src/modules/documents/dto/document.dto.js';
-import { type DetectedType, detectFileType } from 'src/modules/ingestion/extraction/file-kinds.js';
-import { IngestionQueue } from 'src/modules/ingestion/ingestion.queue.js';
+import { type DetectedType, detectFileType } from 'src/modules/documents/file-kinds.js';
+import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
 
 export interface NewUpload {
   /** Null for text sent as JSON. */

@@ -2,8 +2,8 @@ import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import { loadConfig } from 'src/config/app-config.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
-import type { IngestionQueue } from 'src/modules/ingestion/ingestion.queue.js';
-import type { IngestionRepository, StaleRun } from 'src/modules/ingestion/ingestion.repository.js';
+import type { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
+import type { DocumentsRepository, StaleRun } from 'src/modules/documents/documents.repository.js';
 import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -16,7 +16,7 @@ describe('IngestionRecoveryService.sweep', () => {
     const enqueue = jest.fn<IngestionQueue['enqueue']>(() => Promise.resolve(true));
     const logged: { msg: string; document_id?: string }[] = [];
     const service = new IngestionRecoveryService(
-      strictMock<IngestionRepository>({
+      strictMock<DocumentsRepository>({
         staleRuns: () => Promise.resolve(stale),
         recordRecovery: (run) =>
           run.documentId === 'doc_stuck'

@@ -2,8 +2,8 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { IngestionQueue } from 'src/modules/ingestion/ingestion.queue.js';
-import { IngestionRepository, type StaleRun } from 'src/modules/ingestion/ingestion.repository.js';
+import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
+import { DocumentsRepository, type StaleRun } from 'src/modules/documents/documents.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 
 const SWEEP_BATCH = 100;
@@ -20,7 +20,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
   private sweeping?: Promise<void>;
 
   constructor(
-    private readonly repository: IngestionRepository,
+    private readonly documents: DocumentsRepository,
     private readonly queue: IngestionQueue,
     private readonly ingestion: IngestionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -48,7 +48,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
   }
 
   private async sweepOnce(): Promise<void> {
-    const stale = await this.repository.staleRuns(this.config.ingestion.staleAfterSeconds, SWEEP_BATCH);
+    const stale = await this.documents.staleRuns(this.config.ingestion.staleAfterSeconds, SWEEP_BATCH);
     for (const run of stale) {
       // One run that cannot be settled must not hold up the others: it comes first again next time.
       await this.recover(run).catch((err: unknown) =>
@@ -69,7 +69,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
       });
       return;
     }
-    if (!(await this.repository.recordRecovery(run, stale.recoveries))) return;
+    if (!(await this.documents.recordRecovery(run, stale.recoveries))) return;
     this.logger.warn(
       { document_id: stale.id, recoveries: stale.recoveries + 1 },
       'restarting a stalled document',

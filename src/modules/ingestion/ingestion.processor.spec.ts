@@ -4,7 +4,7 @@ import type { Queue } from 'bull';
 import { pino } from 'pino';
 import { loadConfig } from 'src/config/app-config.js';
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
-import type { ProcessDocumentJob } from 'src/modules/ingestion/ingestion.queue.js';
+import type { ProcessDocumentJob } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { briefReason } from 'src/modules/ingestion/ingestion.errors.js';
-import { JobName, type ProcessDocumentJob, QueueName } from 'src/modules/ingestion/ingestion.queue.js';
+import { JobName, type ProcessDocumentJob, QueueName } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 
 /**

@@ -5,6 +5,7 @@ import { chunkText } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
+import type { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
@@ -22,16 +23,16 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
   const index = jest.fn<IngestionRepository['index']>(() =>
     Promise.resolve(options.indexed === false ? null : 1_234),
   );
-  const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
-  const repository = strictMock<IngestionRepository>({
+  const fail = jest.fn<DocumentsRepository['fail']>(() => Promise.resolve('ds_1'));
+  const documents = strictMock<DocumentsRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
     setProgress: (_run, stage) => {
       stages.push(stage);
       return Promise.resolve();
     },
-    index,
     fail,
   });
+  const repository = strictMock<IngestionRepository>({ index });
   const embedding = strictMock<EmbeddingService>({
     current: () => ({
       name: 'openai',
@@ -49,6 +50,7 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
   });
   const events = strictMock<DomainEvents>({ emit: (name, data) => void emitted.push([name, data]) });
   const service = new IngestionService(
+    documents,
     repository,
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,

@@ -6,7 +6,8 @@ import { hasText } from 'src/common/text/extracted-text.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
-import { IngestionRepository, type Run } from 'src/modules/ingestion/ingestion.repository.js';
+import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
+import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 
 /** Share of the progress bar at which each stage starts. */
 const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 } as const;
@@ -20,6 +21,7 @@ const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 }
 @Injectable()
 export class IngestionService {
   constructor(
+    private readonly documents: DocumentsRepository,
     private readonly repository: IngestionRepository,
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
@@ -28,27 +30,27 @@ export class IngestionService {
   ) {}
 
   async process(run: Run): Promise<void> {
-    const loaded = await this.repository.loadRun(run);
+    const loaded = await this.documents.loadRun(run);
     if (!loaded) return;
     const { document, content } = loaded;
     try {
-      await this.repository.setProgress(run, 'extraction', STAGE_START.extraction);
+      await this.documents.setProgress(run, 'extraction', STAGE_START.extraction);
       const extracted = await this.extraction.extract(document.kind, content);
       if (!hasText(extracted)) throw IngestionErrors.noText(document.kind);
 
-      await this.repository.setProgress(run, 'chunking', STAGE_START.chunking);
+      await this.documents.setProgress(run, 'chunking', STAGE_START.chunking);
       const chunks = await this.embedding.chunk(extracted);
       if (chunks.length === 0) throw IngestionErrors.noText(document.kind);
 
       const provider = this.embedding.current();
       let embeddings = null;
       if (provider) {
-        await this.repository.setProgress(run, 'embedding', STAGE_START.embedding);
+        await this.documents.setProgress(run, 'embedding', STAGE_START.embedding);
         const vectors = await provider.embedPassages(chunks.map((chunk) => chunk.content));
         embeddings = { model: provider.model, dimensions: provider.dimensions, vectors };
       }
 
-      await this.repository.setProgress(run, 'indexing', STAGE_START.indexing);
+      await this.documents.setProgress(run, 'indexing', STAGE_START.indexing);
       const elapsed = await this.repository.index(run, document.datasetId, chunks, embeddings);
       if (elapsed === null) return;
       this.events.emit('document.processed', {
@@ -67,7 +69,7 @@ export class IngestionService {
 
   /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
   async fail(run: Run, error: ProcessingErrorPayload): Promise<void> {
-    const datasetId = await this.repository.fail(run, error);
+    const datasetId = await this.documents.fail(run, error);
     if (!datasetId) return;
     this.logger.info({ document_id: run.documentId, code: error.code }, 'document processing failed');
     this.events.emit('document.processing_failed', {

@@ -1,6 +1,6 @@
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { isVisibleText } from 'src/common/validation/json-value.js';
-import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
+import type { DocumentKind } from 'src/modules/documents/file-kinds.js';
 import { extractDocx, extractPdf, extractPptx } from 'src/modules/ingestion/extraction/office.extractor.js';
 import {
   extractCsv,
@@ -8,7 +8,7 @@ import {
   extractXml,
   extractYaml,
 } from 'src/modules/ingestion/extraction/structured.extractor.js';
-import { decodeText, withoutControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { decodeText, withoutControlCharacters } from 'src/common/text/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /** The kinds whose text is read from the file itself (images go to OCR). */

@@ -6,9 +6,9 @@ import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { ThreadPool, ThreadTimeoutError } from 'src/common/threads/thread-pool.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { ParsedKind } from 'src/modules/ingestion/extraction/extract-file.js';
-import type { DocumentKind } from 'src/modules/ingestion/extraction/file-kinds.js';
+import type { DocumentKind } from 'src/modules/documents/file-kinds.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
-import { withoutControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { withoutControlCharacters } from 'src/common/text/text-decoding.js';
 import {
   IngestionErrors,
   PermanentProcessingError,

@@ -4,7 +4,7 @@ import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import type * as PdfParseModule from 'pdf-parse';
 import type { ExtractedText, TextSection } from 'src/common/text/extracted-text.js';
-import { decodeText, referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { decodeText, referencedCharacter } from 'src/common/text/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**

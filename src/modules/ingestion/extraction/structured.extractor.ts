@@ -14,7 +14,7 @@ import {
   seqTag,
   YAMLException,
 } from 'js-yaml';
-import { referencedCharacter } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { referencedCharacter } from 'src/common/text/text-decoding.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /**

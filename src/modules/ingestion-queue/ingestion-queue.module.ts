@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { IngestionQueue, QueueName } from 'src/modules/ingestion/ingestion.queue.js';
+import { IngestionQueue, QueueName } from 'src/modules/ingestion-queue/ingestion.queue.js';
 
 const ingestionQueue = BullModule.registerQueue({ name: QueueName.Ingestion });
 

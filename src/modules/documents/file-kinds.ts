@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { fileTypeFromBuffer } from 'file-type';
-import { looksLikeText } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { looksLikeText } from 'src/common/text/text-decoding.js';
 
 /** What a document is, which decides its extractor and how it is chunked. */
 export type DocumentKind =

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
-import { detectFileType } from 'src/modules/ingestion/extraction/file-kinds.js';
+import { detectFileType } from 'src/modules/documents/file-kinds.js';
 
 const fixture = (path: string) => readFile(`../shared/fixtures/${path}`);
 

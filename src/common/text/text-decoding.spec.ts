@@ -1,4 +1,4 @@
-import { decodeText, stripControlCharacters } from 'src/modules/ingestion/extraction/text-decoding.js';
+import { decodeText, stripControlCharacters } from 'src/common/text/text-decoding.js';
 
 describe('decodeText', () => {
   it.each([
