@@ -128,6 +128,40 @@ export class ChunkIndexRepository {
     return removed;
   }
 
+  /** A page of a dataset's chunks in key order, after `afterSeq`. */
+  chunkPage(
+    datasetSeq: string,
+    afterSeq: string,
+    limit: number,
+  ): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [datasetSeq, afterSeq, limit],
+    );
+  }
+
+  /** Chunks of a dataset that have no vector yet, in key order. */
+  chunksWithoutVector(datasetSeq: string, limit: number): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
+      [datasetSeq, limit],
+    );
+  }
+
+  /**
+   * Replaces the vectors of chunks (re-embedding). The caller holds the dataset's chunk lock: the rows
+   * this locks, in its own order, could otherwise cross those of a document's or the dataset's
+   * deletion, and one of the two would fail as a deadlock.
+   */
+  async setVectors(tx: Tx, seqs: string[], vectors: number[][]): Promise<void> {
+    await tx.query(
+      `UPDATE chunks SET embedding = v.embedding::vector
+         FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
+        WHERE chunks.seq = v.seq`,
+      [seqs, vectors.map((vector) => toSql(vector) as string)],
+    );
+  }
+
   /**
    * Each embedding dimension in use gets a partial HNSW index over the cast `embedding::halfvec(dims)`
    * (the column itself has no fixed dimension; half precision halves the index and takes up to 4,000

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
-import { toSql } from 'pgvector';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Tx } from 'src/database/transaction.js';
@@ -18,7 +17,10 @@ export interface ReembeddingLock {
 /** The key of the dataset's (`$1`) re-embedding lock, a PostgreSQL advisory lock. */
 const REEMBEDDING_KEY = `hashtextextended('dataset reembedding ' || $1, 0)`;
 
-/** The statements of `datasets reembed` (ReembedService). */
+/**
+ * `datasets reembed`'s lock and the dataset's re-embedding state (ReembedService); the vectors are
+ * written through `ChunkIndexRepository`, under the lock this checks.
+ */
 @Injectable()
 export class ReembedRepository {
   constructor(
@@ -33,26 +35,6 @@ export class ReembedRepository {
       datasetId,
     ]);
     return row?.seq ?? null;
-  }
-
-  /** A page of a dataset's chunks in key order. */
-  chunkPage(
-    datasetSeq: string,
-    afterSeq: string,
-    limit: number,
-  ): Promise<{ seq: string; content: string }[]> {
-    return this.db.query(
-      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      [datasetSeq, afterSeq, limit],
-    );
-  }
-
-  /** Chunks of a dataset that have no vector yet, in key order. */
-  chunksWithoutEmbedding(datasetSeq: string, limit: number): Promise<{ seq: string; content: string }[]> {
-    return this.db.query(
-      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
-      [datasetSeq, limit],
-    );
   }
 
   /**
@@ -108,14 +90,7 @@ export class ReembedRepository {
    * dataset's deletion, and one of the two would fail as a deadlock.
    */
   setEmbeddings(lock: ReembeddingLock, seqs: string[], vectors: number[][]): Promise<boolean> {
-    return this.holding(lock, (tx) =>
-      tx.query(
-        `UPDATE chunks SET embedding = v.embedding::vector
-           FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
-          WHERE chunks.seq = v.seq`,
-        [seqs, vectors.map((vector) => toSql(vector) as string)],
-      ),
-    );
+    return this.holding(lock, (tx) => this.chunkIndex.setVectors(tx, seqs, vectors));
   }
 
   /**

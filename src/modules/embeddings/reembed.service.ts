@@ -3,6 +3,7 @@ import { AppError } from 'src/common/errors/app-error.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
+import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { type ReembeddingLock, ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 
 const PAGE = 256;
@@ -20,6 +21,7 @@ const PAGE = 256;
 export class ReembedService {
   constructor(
     private readonly repository: ReembedRepository,
+    private readonly chunkIndex: ChunkIndexRepository,
     private readonly embedding: EmbeddingService,
   ) {}
 
@@ -71,7 +73,7 @@ export class ReembedService {
       onProgress(done);
     };
     for (let after = '0'; ;) {
-      const page = await this.repository.chunkPage(seq, after, PAGE);
+      const page = await this.chunkIndex.chunkPage(seq, after, PAGE);
       if (page.length === 0) break;
       await embedPage(page);
       after = page[page.length - 1].seq;
@@ -80,7 +82,7 @@ export class ReembedService {
     // vectors; their transactions held the dataset's chunk lock, which finishReembedding waits for.
     stillHeld(await this.repository.finishReembedding(lock, provider.model, provider.dimensions));
     for (;;) {
-      const page = await this.repository.chunksWithoutEmbedding(seq, PAGE);
+      const page = await this.chunkIndex.chunksWithoutVector(seq, PAGE);
       if (page.length === 0) break;
       await embedPage(page);
     }
