@@ -2,14 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { EarlyStart } from 'src/modules/auth/early-start.js';
 import { SearchService } from 'src/modules/search/search.service.js';
-
-/** A query's embedding started before its request was checked (see `EarlyQueryEmbedding`). */
-export interface EarlyVector {
-  query: string;
-  vector: Promise<number[]>;
-  /** When it started (performance.now()), which is when the search's own time starts. */
-  startedAt: number;
-}
+import type { EarlyVector } from 'src/modules/search/search.types.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

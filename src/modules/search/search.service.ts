@@ -15,13 +15,13 @@ import type {
   SearchMode,
   SearchResultDto,
 } from 'src/modules/search/dto/search.dto.js';
-import type { EarlyVector } from 'src/modules/search/early-query-embedding.js';
 import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { fuse, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { EarlyVector } from 'src/modules/search/search.types.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */

@@ -28,3 +28,11 @@ export interface LegHit {
   score: number;
   row?: ChunkRow;
 }
+
+/** A query's embedding started before its request was checked (see `EarlyQueryEmbedding`). */
+export interface EarlyVector {
+  query: string;
+  vector: Promise<number[]>;
+  /** When it started (performance.now()), which is when the search's own time starts. */
+  startedAt: number;
+}
