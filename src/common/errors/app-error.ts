@@ -1,5 +1,3 @@
-import zlib from 'node:zlib';
-
 /**
  * An error the API reports to its client: HTTP status, stable machine code, human message and optional
  * details. Modules declare their own codes (see `*.errors.ts`); the global filter turns any AppError into
@@ -7,16 +5,8 @@ import zlib from 'node:zlib';
  */
 export type ErrorDetails = Record<string, unknown>;
 
-/**
- * The content codings a JSON body may come in: those body-parser decodes on this Node.js (it decodes
- * zstd where zlib has it, from Node.js 22.15).
- */
-export const REQUEST_CODINGS: readonly string[] = [
-  'gzip',
-  'deflate',
-  'br',
-  ...('createZstdDecompress' in zlib ? ['zstd'] : []),
-];
+/** The content codings a JSON body may come in: those body-parser decodes with Node.js's zlib. */
+export const REQUEST_CODINGS: readonly string[] = ['gzip', 'deflate', 'br', 'zstd'];
 
 export class AppError extends Error {
   constructor(

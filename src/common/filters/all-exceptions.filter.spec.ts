@@ -23,7 +23,7 @@ describe('isDecompressionError', () => {
     expect(isDecompressionError(error())).toBe(true);
   });
 
-  // zstd is decoded from Node.js 22.15 on; its data errors carry zstd's own names.
+  // zstd's data errors carry zstd's own names.
   it.each(['ZSTD_error_prefix_unknown', 'ZSTD_error_corruption_detected', 'ZSTD_error_checksum_wrong'])(
     'knows zstd’s %s',
     (code) => expect(isDecompressionError(withCode(code))).toBe(true),

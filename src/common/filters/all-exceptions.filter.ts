@@ -28,9 +28,8 @@ function isBodyParserError(error: unknown): error is BodyParserError {
 /**
  * A compressed body that does not decompress, passed on untyped: zlib's error for bad or truncated
  * data (`Z_DATA_ERROR`, `Z_BUF_ERROR`, `Z_NEED_DICT`), Brotli's for a bad format
- * (`ERR__ERROR_FORMAT_PADDING_2`), or zstd's for bad data, named as in its error enum (zstd is decoded
- * from Node.js 22.15 on; not exercised on Node 20). Their other errors (out of memory, say) are the
- * server's.
+ * (`ERR__ERROR_FORMAT_PADDING_2`), or zstd's for bad data, named as in its error enum. Their other
+ * errors (out of memory, say) are the server's.
  */
 const DECOMPRESSION_ERROR =
   /^(Z_(DATA|BUF)_ERROR|Z_NEED_DICT|ERR__ERROR_FORMAT_[A-Z0-9_]+|ZSTD_error_(prefix_unknown|version_unsupported|frameParameter_[A-Za-z0-9_]+|corruption_detected|checksum_wrong|literals_headerWrong|dictionary_wrong|srcSize_wrong))$/;
