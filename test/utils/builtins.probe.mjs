@@ -10,7 +10,9 @@ const [how, file] = process.argv.slice(2);
 // miscounts past 2^32 - 1 (what core-js tests for), so that a polyfill run on this thread shows.
 const nativeParse = JSON.parse;
 JSON.parse = function parse(text, reviver) {
-  return typeof reviver === 'function' ? nativeParse(text, (key, value) => reviver(key, value)) : nativeParse(text);
+  return typeof reviver === 'function'
+    ? nativeParse(text, (key, value) => reviver(key, value))
+    : nativeParse(text);
 };
 const nativePush = Array.prototype.push;
 Array.prototype.push = function push(...items) {
