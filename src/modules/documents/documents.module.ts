@@ -2,15 +2,14 @@ import { Module } from '@nestjs/common';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { DocumentsController } from 'src/modules/documents/documents.controller.js';
-import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
+import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
 import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queue.module.js';
 
 @Module({
-  imports: [ChunkIndexModule, DatasetsModule, IngestionQueueModule],
+  imports: [ChunkIndexModule, DatasetsModule, DocumentStoreModule, IngestionQueueModule],
   controllers: [DocumentsController],
-  providers: [DocumentsService, DocumentsRepository, UploadInterceptor],
-  exports: [DocumentsRepository],
+  providers: [DocumentsService, UploadInterceptor],
 })
 export class DocumentsModule {}

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
-import { DocumentsModule } from 'src/modules/documents/documents.module.js';
+import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
@@ -16,7 +16,7 @@ import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
  * Imported only where documents are processed: ROLE `all` (default) or `worker`.
  */
 @Module({
-  imports: [ChunkIndexModule, DocumentsModule, IngestionQueueModule, EmbeddingsModule],
+  imports: [ChunkIndexModule, DocumentStoreModule, IngestionQueueModule, EmbeddingsModule],
   providers: [
     IngestionRepository,
     IngestionService,

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
+
+/**
+ * Documents' rows and statuses without their HTTP resource: for the processing roles, whose pipeline
+ * changes a document's status and serves no route (a worker builds no controller).
+ */
+@Module({
+  providers: [DocumentsRepository],
+  exports: [DocumentsRepository],
+})
+export class DocumentStoreModule {}
