@@ -224,6 +224,28 @@ describe('ChunkIndexRepository', () => {
       expect((await chunkRows(ids[0])).map(({ embedding }) => embedding)).toEqual([null, null]);
     });
 
+    it("records the model it is given as the dataset's, and none when given vectors alone", async () => {
+      const { dataset, ids } = await datasetWith(2);
+      const model = async () =>
+        (
+          await db.sql.query<{ embedding_model: string | null; embedding_dimensions: number | null }>(
+            'SELECT embedding_model, embedding_dimensions FROM datasets WHERE seq = $1',
+            [dataset.seq],
+          )
+        ).rows[0];
+      await write(dataset, ids[0], ['first'], [[0, 1, 0]]);
+      expect(await model()).toEqual({ embedding_model: null, embedding_dimensions: null });
+      await db.dataSource.transaction('READ COMMITTED', async (tx) => {
+        await index.lockDataset(tx, dataset.id);
+        await index.replaceDocumentChunks(tx, target(dataset, ids[1]), chunksOf(['second']), {
+          vectors: [[1, 0, 0]],
+          model: { name: 'model-a', dimensions: 3 },
+        });
+      });
+      expect(await model()).toEqual({ embedding_model: 'model-a', embedding_dimensions: 3 });
+      await expectConsistent(dataset);
+    });
+
     it('takes lexemes from the lexeme source and keeps the content as written', async () => {
       const { dataset, ids } = await datasetWith(1);
       // U+FB01 (the ﬁ ligature), and é written as e + U+0301 (combining acute accent).

@@ -117,7 +117,7 @@ export function indexDocument(
 ): Promise<void> {
   return dataSource.transaction('READ COMMITTED', async (tx) => {
     await index.lockDataset(tx, into.datasetId);
-    await index.replaceDocumentChunks(tx, into, chunksOf(contents), vectors);
+    await index.replaceDocumentChunks(tx, into, chunksOf(contents), vectors && { vectors });
   });
 }
 

@@ -103,18 +103,26 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Writes a document's chunks, vectors (when given, one per chunk) and postings in place of those of
-   * an earlier run, and adjusts the dataset's statistics by the difference. The caller holds the
-   * dataset's chunk lock.
+   * Writes a document's chunks, their vectors (when given, one per chunk) and postings in place of
+   * those of an earlier run, and adjusts the dataset's statistics by the difference. `vectors.model`,
+   * when given, is recorded as the dataset's embedding model (its first embedded document's). The
+   * caller holds the dataset's chunk lock.
    */
   async replaceDocumentChunks(
     tx: Tx,
     target: IndexTarget,
     chunks: IndexedChunk[],
-    vectors: number[][] | null,
+    vectors: { vectors: number[][]; model?: { name: string; dimensions: number } } | null,
   ): Promise<void> {
     const previous = await this.deleteDocumentChunks(tx, target.documentId);
-    const length = await this.insertChunks(tx, target, chunks, vectors);
+    const length = await this.insertChunks(tx, target, chunks, vectors?.vectors ?? null);
+    if (vectors?.model) {
+      await tx.query(`UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1`, [
+        target.datasetId,
+        vectors.model.name,
+        vectors.model.dimensions,
+      ]);
+    }
     await this.adjustTotals(tx, target.datasetId, chunks.length - previous.chunks, length - previous.length);
   }
 
@@ -145,6 +153,23 @@ export class ChunkIndexRepository {
     return this.db.query(
       `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
       [datasetSeq, limit],
+    );
+  }
+
+  /** Takes the dataset out of vector search while it is re-embedded: new chunks come without vectors. */
+  async startReembedding(tx: Tx, datasetId: string): Promise<void> {
+    await tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]);
+  }
+
+  /** Records the model the dataset's vectors are now of, and puts it back into vector search. */
+  async finishReembedding(
+    tx: Tx,
+    datasetId: string,
+    model: { name: string; dimensions: number },
+  ): Promise<void> {
+    await tx.query(
+      'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
+      [datasetId, model.name, model.dimensions],
     );
   }
 

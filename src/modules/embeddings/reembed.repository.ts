@@ -79,9 +79,7 @@ export class ReembedRepository {
    */
   startReembedding(lock: ReembeddingLock): Promise<boolean> {
     // Under the chunk lock: after the indexing under way, before the next.
-    return this.holding(lock, (tx) =>
-      tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [lock.datasetId]),
-    );
+    return this.holding(lock, (tx) => this.chunkIndex.startReembedding(tx, lock.datasetId));
   }
 
   /**
@@ -99,18 +97,15 @@ export class ReembedRepository {
    */
   finishReembedding(lock: ReembeddingLock, model: string, dimensions: number): Promise<boolean> {
     return this.holding(lock, (tx) =>
-      tx.query(
-        'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
-        [lock.datasetId, model, dimensions],
-      ),
+      this.chunkIndex.finishReembedding(tx, lock.datasetId, { name: model, dimensions }),
     );
   }
 
   /**
-   * `work` in a transaction of its own under the dataset's chunk lock (`ChunkIndexRepository.lockDataset`), if the
-   * session of `lock` still holds the re-embedding lock; false otherwise. Checked under the chunk lock,
-   * which every write of a run takes: a run that took the lock over from a lost session writes only
-   * after this transaction, and this run, no longer holding it, writes nothing after it.
+   * `work` in a transaction of its own under the dataset's chunk lock (`ChunkIndexRepository.lockDataset`),
+   * if the session of `lock` still holds the re-embedding lock; false otherwise. Checked under the chunk
+   * lock, which every write of a run takes: a run that took the lock over from a lost session writes
+   * only after this transaction, and this run, which has lost the lock, writes nothing after it.
    */
   private holding(lock: ReembeddingLock, work: (tx: Tx) => Promise<unknown>): Promise<boolean> {
     return this.db.transaction('READ COMMITTED', async (tx) => {

@@ -52,20 +52,21 @@ export class IngestionRepository {
       if (!dataset) return null;
       if (!(await this.documents.lockRun(tx, run))) return null;
 
-      const vectors = embeddings && this.acceptsEmbeddings(dataset, embeddings) ? embeddings.vectors : null;
+      const accepted = embeddings !== null && this.acceptsEmbeddings(dataset, embeddings);
       await this.chunkIndex.replaceDocumentChunks(
         tx,
         { datasetId, datasetSeq: dataset.seq, language: dataset.language, documentId: run.documentId },
         chunks,
-        vectors,
+        accepted
+          ? {
+              vectors: embeddings.vectors,
+              model:
+                dataset.embedding_model === null
+                  ? { name: embeddings.model, dimensions: embeddings.dimensions }
+                  : undefined,
+            }
+          : null,
       );
-      if (vectors && embeddings && dataset.embedding_model === null) {
-        await tx.query(`UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1`, [
-          datasetId,
-          embeddings.model,
-          embeddings.dimensions,
-        ]);
-      }
       return this.documents.markReady(tx, run, chunks.length);
     });
   }
