@@ -12,7 +12,7 @@ const PAGE = 2_000;
  * word as written there. The terms touched get new versions, so no process keeps their old postings.
  *
  * Only text beyond ASCII can change; in UTF-8, which the service requires (src/database/migrate.ts),
- * that is text of more bytes than characters. The migration takes the chunk lock (`lockDatasetChunks`)
+ * that is text of more bytes than characters. The migration takes the chunk lock (`ChunkIndexRepository.lockDataset`)
  * of every dataset that has such a chunk, then reads each such chunk of those datasets once, a page at
  * a time. Chunks a process of an older version indexes meanwhile into another dataset, or afterwards,
  * are indexed as it did, and are put right by reprocessing their document.

@@ -3,8 +3,9 @@
 // the database layer and common/ hold. Part of `npm run lint`; prints each breach and exits 1.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(new URL(import.meta.url).pathname), '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'/gm;
 /** The modules a migration may import: they import no feature module themselves. */
 const MIGRATIONS_MAY_IMPORT = ['src/modules/chunk-index/', 'src/database/', 'src/common/'];

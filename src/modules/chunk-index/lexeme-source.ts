@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
  * superscript and subscript digits (`results¹`, `CO₂`) and symbols (`Acme™`, `½`), which the parser
  * splits off their word (NFKC of the whole text would make `results¹` the term `results1` and `Acme™`
  * the term `acmetm`). Superscript and subscript letters (`resultsᵃ`, `xⁿ`, `1ª`) stay too;
- * the parser reads those as part of their word, as it did before. A letter whose compatibility form
+ * the parser reads those as part of their word. A letter whose compatibility form
  * holds a space or a sign (`ŀ`, the spacing Arabic vowel marks, `ﷺ`) stays, so no word is split.
  * The chunk's content itself is stored and shown as written.
  */
@@ -141,7 +141,8 @@ export function checkLexemeTable(): void {
     throw new Error(
       `This runtime's Unicode data (ICU ${process.versions.icu}, Unicode ${process.versions.unicode}) maps ` +
         `characters for keyword search otherwise than the stored index (table ${digest.slice(0, 12)}, ` +
-        `index ${INDEXED_LEXEME_TABLE.slice(0, 12)}): run the Node.js version in .nvmrc (docs/search.md, Unicode forms)`,
+        `index ${INDEXED_LEXEME_TABLE.slice(0, 12)}): run the Node.js of .nvmrc, or another with its ICU ` +
+        `(docs/search.md, Unicode forms)`,
     );
   }
 }

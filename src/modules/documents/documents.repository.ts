@@ -114,10 +114,11 @@ export class DocumentsRepository {
     );
     return documents.findOneByOrFail({ id: document.id });
   }
+
   /**
    * The document and its content, if this run is still the current one and still processing (null when
    * it is gone, with its dataset or alone). A document is deleted with its dataset, and one statement
-   * sees both or neither; a deletion after it is caught by `index`, which then writes nothing.
+   * sees both or neither; a deletion after it is caught by `lockRun`, and the run then writes nothing.
    */
   async loadRun(run: Run): Promise<{ document: DocumentEntity; content: Buffer } | null> {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
@@ -130,6 +131,7 @@ export class DocumentsRepository {
     const { content, ...document } = row;
     return { document, content };
   }
+
   /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */
   async setProgress(run: Run, stage: ProcessingStage, percent: number): Promise<void> {
     await this.db.query(`UPDATE documents SET progress = $3, heartbeat_at = now() WHERE ${STILL_RUNNING}`, [
@@ -138,6 +140,7 @@ export class DocumentsRepository {
       { stage, percent: Math.round(percent) },
     ]);
   }
+
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
   async fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
     const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
@@ -150,6 +153,7 @@ export class DocumentsRepository {
     );
     return rows[0]?.dataset_id ?? null;
   }
+
   /** Processing documents whose run has not reported for `seconds`. */
   staleRuns(seconds: number, limit: number): Promise<StaleRun[]> {
     return this.db.query<StaleRun[]>(
@@ -161,6 +165,7 @@ export class DocumentsRepository {
       [seconds, limit],
     );
   }
+
   /** Counts a restart of a run whose worker died; false if the run moved on meanwhile. */
   async recordRecovery(run: Run, recoveries: number): Promise<boolean> {
     const [, affected] = await this.db.query<[unknown, number]>(

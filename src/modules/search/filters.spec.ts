@@ -1,12 +1,11 @@
 import { parseFilters, renderFilter } from 'src/modules/search/filters.js';
 
-const compileFilters = (filters: unknown, firstParam: number) =>
-  renderFilter(parseFilters(filters), firstParam);
+const rendered = (filters: unknown, firstParam: number) => renderFilter(parseFilters(filters), firstParam);
 
 describe('filters', () => {
   it('binds a $in or $nin list as one array, whatever its length', () => {
     const values = Array.from({ length: 100 }, (_, i) => `v${i}`);
-    const compiled = compileFilters({ 'a.b': { $in: values, $nin: [1, 2] } }, 1);
+    const compiled = rendered({ 'a.b': { $in: values, $nin: [1, 2] } }, 1);
     const arrays = compiled.params.filter((param) => Array.isArray(param));
     expect(arrays).toEqual([values.map((value) => JSON.stringify(value)), ['1', '2']]);
     // The rest are the steps of the field's two paths: the key `a.b`, and `a` then `b`.
@@ -18,7 +17,7 @@ describe('filters', () => {
   });
 
   it('tests equality with a containment clause for each form, which the GIN index serves', () => {
-    const compiled = compileFilters({ category: 'guide' }, 3);
+    const compiled = rendered({ category: 'guide' }, 3);
     expect(compiled.sql).toBe('((d.metadata @> $3::jsonb OR d.metadata @> $4::jsonb))');
     expect(compiled.params).toEqual(['{"category":"guide"}', '{"category":["guide"]}']);
   });
