@@ -159,9 +159,14 @@ export function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/**
+ * Writes a benchmark's figures with the Node.js version that made them: `<name>.json` on the project's
+ * runtime (24), `<name>.node<major>.json` on another, so that both can be compared from one run.
+ */
 export function writeResult(name, result) {
   mkdirSync('bench/results', { recursive: true });
-  const path = `bench/results/${name}.json`;
-  writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
+  const major = Number(process.versions.node.split('.')[0]);
+  const path = `bench/results/${name}${major >= 24 ? '' : `.node${major}`}.json`;
+  writeFileSync(path, `${JSON.stringify({ node: process.version, ...result }, null, 2)}\n`);
   return path;
 }
