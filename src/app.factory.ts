@@ -48,6 +48,9 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   // value is parsed (`strict` off), so that `null` or `5` is told it is not an object, as `[]` is,
   // rather than that it is not JSON.
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes, strict: false });
+  // The OAuth endpoints and the sign-in and consent forms take HTML forms; routes declare what they
+  // accept (`@Accepts`), so no other route sees a form body.
+  app.useBodyParser('urlencoded', { extended: false, limit: 64 * 1024 });
   app.use(refuseMalformedUtf8);
   app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);

@@ -14,6 +14,9 @@ import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
+import { REDIS, type Redis, RedisModule } from 'src/common/redis/redis.module.js';
+import { UsersModule } from 'src/modules/auth/users/users.module.js';
+import { UsersService } from 'src/modules/auth/users/users.service.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
@@ -21,6 +24,13 @@ const USAGE = `Usage:
   node dist/cli.js api-keys list --account <name>
   node dist/cli.js api-keys revoke <key-id>
   node dist/cli.js datasets reembed <dataset-id>
+  node dist/cli.js users create --account <name> --email <email> [--role admin|member|viewer] [--name <display name>]
+  node dist/cli.js users list --account <name>
+  node dist/cli.js users disable <user-id>
+  node dist/cli.js users set-password <user-id>
+
+users create and users set-password read the password from standard input when it is not a terminal
+(one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
 
 
 Every command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
@@ -38,6 +48,8 @@ class CliModule {
         LoggingModule.forRoot(logger),
         DatabaseModule,
         ApiKeysModule,
+        RedisModule,
+        UsersModule,
         ...(options.embedding ? [EmbeddingsModule] : []),
       ],
     };
@@ -54,7 +66,13 @@ function parse(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        account: { type: 'string' },
+        email: { type: 'string' },
+        role: { type: 'string' },
+        name: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (error) {
     // node:util's parse errors are TypeErrors with an ERR_PARSE_ARGS_* code.
@@ -82,7 +100,7 @@ async function run(argv: string[]): Promise<void> {
     print({ applied: await migrate(config, logger) });
     return;
   }
-  if (!['api-keys', 'datasets'].includes(group) || !command) throw new UsageError('unknown command');
+  if (!['api-keys', 'datasets', 'users'].includes(group) || !command) throw new UsageError('unknown command');
 
   const context = await NestFactory.createApplicationContext(
     // The command line answers no searches: like a worker, it needs no query-embedding thread.
@@ -93,6 +111,12 @@ async function run(argv: string[]): Promise<void> {
     if (group === 'datasets') {
       if (command !== 'reembed' || !argument) throw new UsageError('datasets reembed needs <dataset-id>');
       print(await context.get(ReembedService).reembed(argument));
+      return;
+    }
+    if (group === 'users') {
+      await runUsers(context.get(UsersService), command, argument, values, () =>
+        redisReady(context.get(REDIS)),
+      );
       return;
     }
     const apiKeys = context.get(ApiKeysService);
@@ -118,6 +142,74 @@ async function run(argv: string[]): Promise<void> {
   } finally {
     await context.close();
   }
+}
+
+async function runUsers(
+  users: UsersService,
+  command: string,
+  userId: string | undefined,
+  values: { account?: string; email?: string; role?: string; name?: string },
+  redisReady: () => Promise<void>,
+): Promise<void> {
+  switch (command) {
+    case 'create': {
+      if (!values.account || !values.email) throw new UsageError('users create needs --account and --email');
+      const password = await readPassword();
+      print(
+        await users.create({
+          account: values.account,
+          email: values.email,
+          role: values.role,
+          displayName: values.name,
+          password,
+        }),
+      );
+      return;
+    }
+    case 'list':
+      if (!values.account) throw new UsageError('users list needs --account <name>');
+      print({ account: values.account, users: await users.list(values.account) });
+      return;
+    case 'disable':
+      if (!userId) throw new UsageError('users disable needs <user-id>');
+      await redisReady(); // the user's sessions are removed from Redis
+      await users.disable(userId);
+      print({ disabled: userId });
+      return;
+    case 'set-password': {
+      if (!userId) throw new UsageError('users set-password needs <user-id>');
+      const password = await readPassword();
+      await redisReady();
+      print({ user_id: userId, ...(await users.setPassword(userId, password)) });
+      return;
+    }
+    default:
+      throw new UsageError(`unknown users command "${command}"`);
+  }
+}
+
+/**
+ * The password given on standard input (its first line), or undefined to have one generated: when
+ * standard input is a terminal (it would echo what is typed) or empty.
+ */
+async function readPassword(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  let input = '';
+  for await (const chunk of process.stdin) input += String(chunk);
+  const line = input.split(/\r?\n/)[0];
+  return line === '' ? undefined : line;
+}
+
+/** The shared Redis client connects in the background; a command that writes to it waits for it. */
+async function redisReady(redis: Redis): Promise<void> {
+  if (redis.isReady) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Redis is not reachable at REDIS_URL')), 5_000);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 run(process.argv.slice(2)).then(

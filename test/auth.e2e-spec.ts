@@ -62,9 +62,12 @@ describe('Authentication with API keys', () => {
     expect(listed.api_keys.find((k) => k.key_id === key.key_id)?.revoked_at).toBeNull();
   });
 
-  it('answers 401 invalid_access_token for an OAuth token, a tier not issued yet', async () => {
-    const response = await listWith(bearer('svc_at_sometoken')).expect(401);
-    expect(response.body.code).toBe('invalid_access_token');
+  it.each([
+    ['a malformed OAuth access token', 'svc_at_sometoken'],
+    ['an unknown OAuth access token', 'svc_at_0000000000000000000000_00000000000000000000000000000000'],
+  ])('answers 401 for %s', async (_case, token) => {
+    const response = await listWith(bearer(token)).expect(401);
+    expect(response.body.code).toBe('invalid_token');
   });
 
   it('answers 401 invalid_authorization_header for a non-bearer scheme', async () => {
@@ -72,7 +75,7 @@ describe('Authentication with API keys', () => {
     expect(response.body.code).toBe('invalid_authorization_header');
   });
 
-  it('answers 401 invalid_session for a session cookie, a tier not issued yet', async () => {
+  it('answers 401 invalid_session for a session cookie that names no session', async () => {
     const response = await listWith({ Cookie: 'theme=dark; svc_session=abc' }).expect(401);
     expect(response.body.code).toBe('invalid_session');
     await listWith({ Cookie: 'theme=dark' })

@@ -44,6 +44,20 @@ export interface AppConfig {
   rateLimits: RateLimits;
   /** How long a verified API key is trusted without reading it again (0: read on every request). */
   apiKeyCacheSeconds: number;
+  sessions: {
+    /** A session unused for this long ends. */
+    idleSeconds: number;
+    /** A session ends this long after sign-in, however active. */
+    lifetimeSeconds: number;
+    /** `__Host-svc_session` with `Secure`; false only outside production without HTTPS. */
+    secureCookie: boolean;
+  };
+  /** Origins whose pages may send cookie-authenticated writes; null: the service's own origin only. */
+  webOrigins: string[] | null;
+  /** Sign-in attempts allowed per client address and per email in each window, before 429. */
+  signIn: { maxAttempts: number; windowSeconds: number };
+  /** OAuth client registrations allowed per client address and hour (RFC 7591 is open to anyone). */
+  oauthRegistrationsPerHour: number;
   idempotencyTtlHours: number;
   /** Largest JSON body accepted, in bytes. */
   jsonBodyLimitBytes: number;
@@ -244,6 +258,28 @@ function parseTrustProxy(read: EnvReader): string | number | false {
   return value;
 }
 
+/** A comma-separated list of origins (`https://app.example.com`, no path), or null when unset. */
+function parseOrigins(read: EnvReader, name: string): string[] | null {
+  const value = read.optional(name);
+  if (value === undefined) return null;
+  const origins = value.split(',').map((entry) => entry.trim());
+  const bad = origins.filter((origin) => {
+    try {
+      const url = new URL(origin);
+      return !['http:', 'https:'].includes(url.protocol) || url.origin !== origin;
+    } catch {
+      return true;
+    }
+  });
+  if (bad.length > 0) {
+    read.problems.push(
+      `${name} must be a comma-separated list of origins such as https://app.example.com (scheme, host and ` +
+        `port only); ${bad.map((entry) => JSON.stringify(entry)).join(', ')} is not one`,
+    );
+  }
+  return origins;
+}
+
 /** Settings that are each valid alone but not together, or that name a file that is not there. */
 function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort: number): void {
   if (config.rerank.provider === 'http' && !config.rerank.baseUrl) {
@@ -316,6 +352,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
       windowSeconds: read.int('RATE_LIMIT_WINDOW_SECONDS', 3_600, 1, 86_400),
     },
     apiKeyCacheSeconds: read.int('API_KEY_CACHE_SECONDS', 60, 0, 3_600),
+    sessions: {
+      idleSeconds: read.int('SESSION_IDLE_SECONDS', 12 * 3_600, 60, 30 * 86_400),
+      lifetimeSeconds: read.int('SESSION_LIFETIME_SECONDS', 7 * 86_400, 60, 365 * 86_400),
+      secureCookie: false, // decided below, from how the service is reached
+    },
+    webOrigins: parseOrigins(read, 'WEB_ORIGINS'),
+    signIn: {
+      maxAttempts: read.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),
+      windowSeconds: read.int('SIGN_IN_WINDOW_SECONDS', 15 * 60, 1, 86_400),
+    },
+    oauthRegistrationsPerHour: read.int('OAUTH_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
     idempotencyTtlHours: read.int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 30),
     // 1,000,000 characters of content, each written as a \uXXXX surrogate pair (12 bytes), plus metadata.
     jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -368,6 +415,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
   };
 
+  config.sessions.secureCookie =
+    nodeEnv === 'production' || config.forceHttps || config.tls !== null || config.publicBaseUrl !== null;
   checkCombinations(config, read, httpRedirectPort);
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

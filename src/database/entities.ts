@@ -1,6 +1,7 @@
 import { IdempotencyKeyEntity } from 'src/common/idempotency/idempotency-key.entity.js';
 import { AccountEntity } from 'src/modules/auth/account.entity.js';
 import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
+import { UserEntity } from 'src/modules/auth/users/user.entity.js';
 import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DocumentEntity, DocumentSourceEntity } from 'src/modules/documents/document.entity.js';
 
@@ -12,4 +13,5 @@ export const ENTITIES = [
   DocumentEntity,
   DocumentSourceEntity,
   IdempotencyKeyEntity,
+  UserEntity,
 ];

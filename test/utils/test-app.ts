@@ -32,6 +32,8 @@ export interface TestApp {
   cli(...args: string[]): Promise<unknown>;
   /** The command line with extra environment, e.g. another embedding provider. */
   cliWith(env: Record<string, string>, ...args: string[]): Promise<unknown>;
+  /** The command line with `input` on its standard input (a password, for `users create`). */
+  cliInput(input: string, ...args: string[]): Promise<unknown>;
   createApiKey(account?: string): Promise<CreatedKey>;
   /**
    * Sends the server SIGTERM (SIGKILL 5 s later) and resolves, once it has exited, with how: Nest
@@ -123,10 +125,13 @@ export async function startTestApp(
   }
   const sql = new pg.Pool({ connectionString: database.url, max: 2 });
 
-  const cliWith = async (env: Record<string, string>, ...args: string[]) => {
-    const { stdout } = await run(process.execPath, ['dist/cli.js', ...args], { env: { ...fullEnv, ...env } });
+  const cliWithInput = async (env: Record<string, string>, input: string, ...args: string[]) => {
+    const running = run(process.execPath, ['dist/cli.js', ...args], { env: { ...fullEnv, ...env } });
+    running.child.stdin?.end(input);
+    const { stdout } = await running;
     return JSON.parse(stdout) as unknown;
   };
+  const cliWith = (env: Record<string, string>, ...args: string[]) => cliWithInput(env, '', ...args);
   const cli = (...args: string[]) => cliWith({}, ...args);
 
   return {
@@ -146,6 +151,7 @@ export async function startTestApp(
     },
     cli,
     cliWith,
+    cliInput: (input, ...args) => cliWithInput({}, input, ...args),
     createApiKey: (account = `account-${randomBytes(4).toString('hex')}`) =>
       cli('api-keys', 'create', '--account', account) as Promise<CreatedKey>,
     async terminate() {

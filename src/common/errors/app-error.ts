@@ -78,8 +78,7 @@ export const CommonErrors = {
       Connection: 'close',
       'Retry-After': '1',
     }),
-  invalidAccessToken: () =>
-    new AppError(401, 'invalid_access_token', 'The access token is invalid or has expired'),
+  invalidAccessToken: () => new AppError(401, 'invalid_token', 'The access token is invalid or has expired'),
   invalidSession: () => new AppError(401, 'invalid_session', 'The session is invalid or has expired'),
   invalidAuthorizationHeader: () =>
     new AppError(

@@ -151,7 +151,7 @@ function httpCode(status: number): string {
 /** RFC 6750's error for each way a credential can fail; none when there was no credential. */
 const BEARER_ERRORS: Record<string, string> = {
   invalid_api_key: 'invalid_token',
-  invalid_access_token: 'invalid_token',
+  invalid_token: 'invalid_token',
   invalid_authorization_header: 'invalid_request',
 };
 

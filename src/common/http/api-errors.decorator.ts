@@ -42,7 +42,7 @@ const DESCRIPTIONS: Record<number, string> = {
     'Invalid request parameters (codes: validation_error, invalid_json, invalid_content_encoding, request_aborted, ' +
     'and the field-specific codes listed)',
   401:
-    'Missing or invalid credentials (codes: authentication_required, invalid_api_key, invalid_access_token, ' +
+    'Missing or invalid credentials (codes: authentication_required, invalid_api_key, invalid_token, ' +
     'invalid_authorization_header, invalid_session)',
   403: 'The credential lacks the permission this route needs (codes: insufficient_scope, forbidden)',
   404: 'The resource does not exist or is not visible to the caller',

@@ -39,6 +39,9 @@ const apiKey = (scopes: Principal['scopes']): Principal => ({
   accountId: 'acc_1',
   credentialId: 'key_1',
   scopes,
+  userId: null,
+  datasetIds: null,
+  audience: null,
 });
 
 function codeOf(run: () => unknown): string | undefined {

@@ -3,7 +3,8 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
-import { ANONYMOUS, isAuthenticated } from 'src/modules/auth/auth.types.js';
+import { ANONYMOUS, AuthTier, isAuthenticated } from 'src/modules/auth/auth.types.js';
+import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 
 /**
  * Last global guard: applies the route's declared access rule. Deny by default: the app refuses to
@@ -46,6 +47,10 @@ export class AccessGuard implements CanActivate, OnModuleInit {
     const request = context.switchToHttp().getRequest<Request>();
     if (request.authError) throw request.authError;
     const principal = request.principal ?? ANONYMOUS;
+    if (access.kind === 'session') {
+      if (principal.tier !== AuthTier.Session) throw SessionErrors.sessionRequired();
+      return true;
+    }
     if (!isAuthenticated(principal)) {
       if (access.kind === 'public-readable' && principal.scopes.includes(access.scope)) return true;
       throw CommonErrors.authenticationRequired();

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
-import { newId } from 'src/common/ids/ids.js';
 import { entityColumns } from 'src/database/entity-columns.js';
-import { AccountEntity } from 'src/modules/auth/account.entity.js';
 import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
 
 @Injectable()
@@ -13,22 +11,6 @@ export class ApiKeysRepository {
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
     this.keyColumns = entityColumns(db, ApiKeyEntity, 'k');
-  }
-
-  /** The account named `name`, created when it does not exist yet (safe under concurrent calls). */
-  async findOrCreateAccount(name: string): Promise<AccountEntity> {
-    await this.db
-      .createQueryBuilder()
-      .insert()
-      .into(AccountEntity)
-      .values({ id: newId('acc'), name })
-      .orIgnore()
-      .execute();
-    return this.db.getRepository(AccountEntity).findOneByOrFail({ name });
-  }
-
-  findAccountByName(name: string): Promise<AccountEntity | null> {
-    return this.db.getRepository(AccountEntity).findOneBy({ name });
   }
 
   async insertKey(key: Pick<ApiKeyEntity, 'id' | 'accountId' | 'secretHash'>): Promise<ApiKeyEntity> {

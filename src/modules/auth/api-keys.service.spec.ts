@@ -3,6 +3,7 @@ import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import { AppError } from 'src/common/errors/app-error.js';
 import type { AppConfig } from 'src/config/app-config.js';
+import type { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
 import type { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
 import { ApiKeyCache } from 'src/modules/auth/api-key-cache.js';
 import type { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
@@ -33,7 +34,16 @@ function serviceWith(key: ApiKeyEntity | null) {
   const logger = pino({ level: 'silent' });
   // Keeping keys in memory (off here) is tested against the database, in test/api-key-cache.e2e-spec.ts.
   const cache = new ApiKeyCache({ apiKeyCacheSeconds: 0 } as AppConfig, logger);
-  return { service: new ApiKeysService(repository, cache, logger), findKeyById, touchLastUsed };
+  return {
+    service: new ApiKeysService(
+      strictMock<AccountsRepository>({}, 'AccountsRepository'),
+      repository,
+      cache,
+      logger,
+    ),
+    findKeyById,
+    touchLastUsed,
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
@@ -53,6 +63,9 @@ describe('ApiKeysService.verify', () => {
       accountId: 'acc_1',
       credentialId: `key_${ID}`,
       scopes: expect.arrayContaining(['datasets:read', 'datasets:write', 'search']),
+      userId: null,
+      datasetIds: null,
+      audience: null,
     });
     expect(findKeyById).toHaveBeenCalledWith(`key_${ID}`);
   });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { newId, randomBase62 } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
+import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
 import { ApiKeyCache, type KnownKey } from 'src/modules/auth/api-key-cache.js';
 import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
 import { AuthErrors } from 'src/modules/auth/auth.errors.js';
@@ -43,6 +44,7 @@ export class ApiKeysService implements TokenVerifier {
   readonly prefix = API_KEY_PREFIX;
 
   constructor(
+    private readonly accounts: AccountsRepository,
     private readonly repository: ApiKeysRepository,
     private readonly cache: ApiKeyCache,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -50,9 +52,7 @@ export class ApiKeysService implements TokenVerifier {
 
   /** Creates the account when needed and a new key for it; the key is returned once and never stored. */
   async create(accountName: string): Promise<CreatedApiKey> {
-    const name = accountName.trim();
-    if (name.length === 0 || name.length > 200) throw AuthErrors.invalidAccountName();
-    const account = await this.repository.findOrCreateAccount(name);
+    const account = await this.accounts.findOrCreate(accountName);
     const id = newId('key');
     const secret = randomBase62(32);
     await this.repository.insertKey({ id, accountId: account.id, secretHash: hashSecret(secret) });
@@ -69,8 +69,7 @@ export class ApiKeysService implements TokenVerifier {
   }
 
   async list(accountName: string): Promise<ApiKeySummary[]> {
-    const account = await this.repository.findAccountByName(accountName.trim());
-    if (!account) throw AuthErrors.accountNotFound(accountName);
+    const account = await this.accounts.get(accountName);
     const keys = await this.repository.listKeysForAccount(account.id);
     return keys.map((key) => ({
       key_id: key.id,
@@ -90,7 +89,15 @@ export class ApiKeysService implements TokenVerifier {
     if (!key) throw CommonErrors.invalidApiKey();
 
     if (isStale(key.lastUsedAt)) await this.recordUse(id);
-    return { tier: AuthTier.ApiKey, accountId: key.accountId, credentialId: id, scopes: SCOPES };
+    return {
+      tier: AuthTier.ApiKey,
+      accountId: key.accountId,
+      credentialId: id,
+      scopes: SCOPES,
+      userId: null,
+      datasetIds: null,
+      audience: null,
+    };
   }
 
   /** The key when `presented` is the hash of its secret and it is not revoked; else null. */

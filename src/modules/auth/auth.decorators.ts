@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import {
@@ -15,9 +15,10 @@ import {
  * everybody (deny by default, enforced by AccessGuard at boot and per request).
  */
 export type RouteAccess =
-  | { kind: 'public' } // no credentials, no rate limit: health and docs
+  | { kind: 'public' } // no credentials, no rate limit: health, docs, and gates with limits of their own
   | { kind: 'authenticated'; scope: Scope } // a credential of an account
-  | { kind: 'public-readable'; scope: Scope }; // anyone; the service decides what an anonymous caller may see
+  | { kind: 'public-readable'; scope: Scope } // anyone; the service decides what an anonymous caller may see
+  | { kind: 'session' }; // a signed-in person's session cookie, and nothing else
 
 export const ROUTE_ACCESS = 'route_access';
 
@@ -26,6 +27,7 @@ export function Auth(options: { scope: Scope }) {
   return applyDecorators(
     SetMetadata(ROUTE_ACCESS, { kind: 'authenticated', scope: options.scope } satisfies RouteAccess),
     ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
   );
 }
 
@@ -34,11 +36,23 @@ export function PublicReadable(options: { scope: Scope }) {
   return applyDecorators(
     SetMetadata(ROUTE_ACCESS, { kind: 'public-readable', scope: options.scope } satisfies RouteAccess),
     ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
     ApiSecurity({}),
   );
 }
 
-/** Infrastructure routes: no credentials, not rate limited. */
+/** Requires a session (the Session tier): signing out, and asking who is signed in. */
+export function SignedIn() {
+  return applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'session' } satisfies RouteAccess),
+    ApiCookieAuth('session'),
+  );
+}
+
+/**
+ * No credentials read, no rate limit: infrastructure routes (health, docs), and gates that limit
+ * themselves (signing in, the OAuth endpoints).
+ */
 export function Public() {
   return SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess);
 }

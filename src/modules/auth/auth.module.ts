@@ -12,14 +12,18 @@ import { AuthenticationGuard } from 'src/modules/auth/authentication.guard.js';
 import { ANONYMOUS, TOKEN_VERIFIERS } from 'src/modules/auth/auth.types.js';
 import { BearerStrategy } from 'src/modules/auth/bearer.strategy.js';
 import { EarlyStartGuard } from 'src/modules/auth/early-start.js';
-import { OAuthTokenVerifier } from 'src/modules/auth/oauth-token.verifier.js';
+import { OAuthModule } from 'src/modules/auth/oauth/oauth.module.js';
+import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
 import { RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
 import { tierLimit } from 'src/modules/auth/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
+import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
 
 @Module({
   imports: [
     ApiKeysModule,
+    SessionsModule,
+    OAuthModule,
     PassportModule,
     DiscoveryModule,
     ThrottlerModule.forRootAsync({
@@ -40,11 +44,10 @@ import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.
     }),
   ],
   providers: [
-    OAuthTokenVerifier,
     BearerStrategy,
     {
       provide: TOKEN_VERIFIERS,
-      inject: [ApiKeysService, OAuthTokenVerifier],
+      inject: [ApiKeysService, TokensService],
       useFactory: (...verifiers: unknown[]) => verifiers,
     },
     // Global guards run in this order: who is calling, (work a route starts early for a known caller),

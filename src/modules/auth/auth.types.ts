@@ -23,9 +23,18 @@ export interface Principal {
   tier: AuthTier;
   /** Null only for anonymous callers. */
   accountId: string | null;
-  /** The API key, token or session id; the rate limit is counted per credential. */
+  /**
+   * What the hourly rate limit is counted for: the API key, the OAuth access token, or the user of a
+   * session (all of one person's sessions share a budget).
+   */
   credentialId: string | null;
   scopes: readonly Scope[];
+  /** The person behind a session or an OAuth token; null for API keys and anonymous callers. */
+  userId: string | null;
+  /** The account's datasets this credential may touch; null: all of them (an OAuth grant may choose). */
+  datasetIds: readonly string[] | null;
+  /** The resource (RFC 8707) an OAuth token was issued for, which a request must be addressed to. */
+  audience: string | null;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({
@@ -33,6 +42,9 @@ export const ANONYMOUS: Principal = Object.freeze({
   accountId: null,
   credentialId: null,
   scopes: Object.freeze(['datasets:read', 'documents:read', 'search'] as Scope[]),
+  userId: null,
+  datasetIds: null,
+  audience: null,
 });
 
 /** A principal that belongs to an account. */
@@ -52,6 +64,16 @@ export interface TokenVerifier {
 }
 
 export const TOKEN_VERIFIERS = Symbol('TOKEN_VERIFIERS');
+
+/**
+ * The names of an account's datasets, for the OAuth consent page, where a person picks the datasets a
+ * grant covers. The datasets module provides it (it owns the table, and imports this module).
+ */
+export interface DatasetDirectory {
+  namesOf(accountId: string): Promise<{ id: string; name: string }[]>;
+}
+
+export const DATASET_DIRECTORY = Symbol('DATASET_DIRECTORY');
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,26 +1,16 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
-
-/** The cookie of the session tier (web apps). No strategy issues sessions yet, so any such cookie is invalid. */
-export const SESSION_COOKIE = 'svc_session';
-
-/**
- * Passport strategies, tried in order until one authenticates the request. The session tier plugs in
- * by registering its cookie strategy and adding its name here.
- */
-const STRATEGIES = ['bearer'];
-
-function presentsCredentials(request: Request): boolean {
-  if (request.headers.authorization !== undefined) return true;
-  return (request.headers.cookie ?? '')
-    .split(';')
-    .some((pair) => pair.trim().startsWith(`${SESSION_COOKIE}=`));
-}
+import { resourceOfRequest } from 'src/modules/auth/oauth/resources.js';
+import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
+import { readCookie, sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
+import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
+import { SessionsService } from 'src/modules/auth/sessions/sessions.service.js';
 
 /** How many Authorization headers the request came with, as sent (Node's `headers` keep one). */
 function authorizationHeaders(request: Request): number {
@@ -28,43 +18,75 @@ function authorizationHeaders(request: Request): number {
 }
 
 /**
- * First of the three global guards (authenticate → rate limit → authorise). It only finds out who is
+ * First of the global guards (authenticate → rate limit → authorise). It only finds out who is
  * calling: a request without credentials is anonymous, and a bad credential is remembered in
  * `req.authError` rather than thrown, so the rate limiter can count it (per client address) before
  * AccessGuard refuses it.
+ *
+ * A request is authenticated by its Authorization header when it has one (API keys and OAuth tokens,
+ * through passport's bearer strategy), else by its session cookie; never by both, so that a bad
+ * token is not rescued by a cookie the browser happened to send along.
  */
 @Injectable()
-export class AuthenticationGuard extends AuthGuard(STRATEGIES) {
-  constructor(private readonly reflector: Reflector) {
+export class AuthenticationGuard extends AuthGuard('bearer') {
+  private readonly cookieName: string;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly sessions: SessionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
     super();
+    this.cookieName = sessionCookieName(config.sessions.secureCookie);
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     request.principal = ANONYMOUS;
     const access = this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
-    if (access?.kind === 'public' || !presentsCredentials(request)) return true;
-    if (authorizationHeaders(request) > 1) {
-      // Node keeps the first and drops the rest; a proxy that reads the last would see another caller.
-      request.authError = CommonErrors.invalidAuthorizationHeader();
-      return true;
-    }
+    if (access?.kind === 'public') return true;
     try {
-      await super.canActivate(context);
+      if (request.headers.authorization !== undefined) {
+        // Node keeps the first and drops the rest; a proxy that reads the last would see another caller.
+        if (authorizationHeaders(request) > 1) throw CommonErrors.invalidAuthorizationHeader();
+        await super.canActivate(context);
+        const audience = request.principal?.audience ?? null;
+        // An OAuth token works only at the resource it was issued for (RFC 8707): never another's.
+        if (audience !== null && audience !== resourceOfRequest(request, this.config)) {
+          throw CommonErrors.invalidAccessToken();
+        }
+        return true;
+      }
+      const cookie = readCookie(request, this.cookieName);
+      if (cookie !== undefined) await this.authenticateSession(request, cookie);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
+      request.principal = ANONYMOUS;
       request.authError = err;
     }
     return true;
   }
 
   /**
-   * Passport sees only the credential headers: passport-http-bearer would also take `access_token`
+   * A browser sends the cookie with every request to us, including those another site's page makes
+   * it send: a write is believed only when it comes from one of our origins (see `crossSiteIssue`),
+   * checked before the session is looked up, so that a forged request does not even keep it alive.
+   */
+  private async authenticateSession(request: Request, cookie: string): Promise<void> {
+    const issue = crossSiteIssue(request, allowedOrigins(request, this.config));
+    if (issue) throw SessionErrors.csrfRejected(issue);
+    const signedIn = await this.sessions.authenticate(cookie);
+    request.principal = signedIn.principal;
+    request.signedIn = { ...signedIn, cookie };
+  }
+
+  /**
+   * Passport sees only the Authorization header: passport-http-bearer would also take `access_token`
    * from the query string or the body, and tokens in URLs end up in logs and browser histories.
    */
   override getRequest(context: ExecutionContext) {
-    const { authorization, cookie } = context.switchToHttp().getRequest<Request>().headers;
-    return { headers: { authorization, cookie } };
+    const { authorization } = context.switchToHttp().getRequest<Request>().headers;
+    return { headers: { authorization } };
   }
 
   override handleRequest<TUser = Principal>(
@@ -74,13 +96,8 @@ export class AuthenticationGuard extends AuthGuard(STRATEGIES) {
     context: ExecutionContext,
   ): TUser {
     if (err) throw err instanceof Error ? err : new Error('authentication failed', { cause: err });
-    const request = context.switchToHttp().getRequest<Request>();
-    if (!user) {
-      throw request.headers.authorization !== undefined
-        ? CommonErrors.invalidAuthorizationHeader()
-        : CommonErrors.invalidSession();
-    }
-    request.principal = user as unknown as Principal;
+    if (!user) throw CommonErrors.invalidAuthorizationHeader();
+    context.switchToHttp().getRequest<Request>().principal = user as unknown as Principal;
     return user;
   }
 }

@@ -36,7 +36,15 @@ function run(handler: keyof Routes, principal: Principal, failed = false): boole
   );
 }
 
-const apiKey: Principal = { tier: AuthTier.ApiKey, accountId: 'acc_1', credentialId: 'key_1', scopes: [] };
+const apiKey: Principal = {
+  tier: AuthTier.ApiKey,
+  accountId: 'acc_1',
+  credentialId: 'key_1',
+  scopes: [],
+  userId: null,
+  datasetIds: null,
+  audience: null,
+};
 
 describe('EarlyStartGuard', () => {
   beforeEach(() => (started.length = 0));

@@ -20,6 +20,12 @@ export const DatasetErrors = {
       `An account can hold at most ${DATASETS_PER_ACCOUNT} datasets; delete one to create another`,
       { limit: DATASETS_PER_ACCOUNT },
     ),
+  grantRestricted: () =>
+    new AppError(
+      403,
+      'grant_restricted',
+      'This token was granted for chosen datasets only; it cannot create datasets',
+    ),
   notOwner: (datasetId: string) =>
     new AppError(
       403,

@@ -1,3 +1,4 @@
+import type { DatasetDirectory } from 'src/modules/auth/auth.types.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
@@ -39,7 +40,7 @@ function isNameConflict(error: unknown): boolean {
 }
 
 @Injectable()
-export class DatasetsRepository {
+export class DatasetsRepository implements DatasetDirectory {
   /** The dataset's columns, for the lookup every search makes. */
   private readonly columns: string;
 
@@ -96,16 +97,27 @@ export class DatasetsRepository {
       .getOne();
   }
 
+  /** Every dataset of the account by name, for the OAuth consent page (DatasetDirectory). */
+  namesOf(accountId: string): Promise<{ id: string; name: string }[]> {
+    return this.db.query<{ id: string; name: string }[]>(
+      `SELECT id, name FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`,
+      [accountId],
+    );
+  }
+
   async listForAccount(
     accountId: string,
     sort: DatasetSort,
     limit: number,
     offset: number,
+    /** Only these (an OAuth grant for chosen datasets); null: all of the account's. */
+    ids: readonly string[] | null = null,
   ): Promise<Page<DatasetEntity>> {
     const query = this.db
       .getRepository(DatasetEntity)
       .createQueryBuilder('d')
       .where('d.account_id = :accountId', { accountId });
+    if (ids !== null) query.andWhere('d.id = ANY(:ids)', { ids });
     return pagedQuery(query, ORDER_BY[sort], limit, offset);
   }
 

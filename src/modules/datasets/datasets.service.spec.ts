@@ -13,6 +13,9 @@ const caller: AccountPrincipal = {
   accountId: 'acc_me',
   credentialId: 'key_1',
   scopes: SCOPES,
+  userId: null,
+  datasetIds: null,
+  audience: null,
 };
 const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
 const tx = {} as Tx;

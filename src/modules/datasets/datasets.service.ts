@@ -24,6 +24,8 @@ export class DatasetsService {
   ) {}
 
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
+    // A grant for chosen datasets does not reach datasets created after it.
+    if (caller.datasetIds !== null) throw DatasetErrors.grantRestricted();
     return this.transactions.run(async (tx) => {
       await this.datasets.lockAccount(tx, caller.accountId);
       if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
@@ -42,14 +44,21 @@ export class DatasetsService {
   }
 
   list(caller: AccountPrincipal, query: ListDatasetsQueryDto): Promise<Page<DatasetEntity>> {
-    return this.datasets.listForAccount(caller.accountId, query.sort, query.limit, query.offset);
+    return this.datasets.listForAccount(
+      caller.accountId,
+      query.sort,
+      query.limit,
+      query.offset,
+      caller.datasetIds,
+    );
   }
 
   /** The account's own datasets, and public datasets to anyone; anything else looks missing. */
   async get(caller: Principal, datasetId: string): Promise<DatasetEntity> {
-    const dataset = isId('ds', datasetId)
-      ? await this.datasets.findReadable(datasetId, caller.accountId)
-      : null;
+    const dataset =
+      isId('ds', datasetId) && covers(caller, datasetId)
+        ? await this.datasets.findReadable(datasetId, caller.accountId)
+        : null;
     if (!dataset) throw DatasetErrors.notFound(datasetId);
     return dataset;
   }
@@ -86,7 +95,7 @@ export class DatasetsService {
    * dataset is indistinguishable from a missing one.
    */
   async findOwnedForUpdate(tx: Tx, caller: AccountPrincipal, datasetId: string): Promise<DatasetEntity> {
-    if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
+    if (!isId('ds', datasetId) || !covers(caller, datasetId)) throw DatasetErrors.notFound(datasetId);
     const dataset = await this.datasets.findReadableForUpdate(tx, datasetId, caller.accountId);
     if (!dataset) throw DatasetErrors.notFound(datasetId);
     if (dataset.accountId !== caller.accountId) throw DatasetErrors.notOwner(datasetId);
@@ -110,8 +119,16 @@ export class DatasetsService {
     datasetId: string,
   ): Promise<DatasetEntity> {
     // Not an id: no lock to take (a U+0000 in it would fail the lock's query, as a 500).
-    if (!isId('ds', datasetId)) throw DatasetErrors.notFound(datasetId);
+    if (!isId('ds', datasetId) || !covers(caller, datasetId)) throw DatasetErrors.notFound(datasetId);
     await this.chunkIndex.lockDataset(tx, datasetId);
     return this.findOwnedForUpdate(tx, caller, datasetId);
   }
+}
+
+/**
+ * Whether the credential may touch the dataset at all: an OAuth grant for chosen datasets covers those
+ * alone, and anything else looks missing to it, as another account's private dataset does.
+ */
+function covers(caller: Principal, datasetId: string): boolean {
+  return caller.datasetIds === null || caller.datasetIds.includes(datasetId);
 }

@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { newId } from 'src/common/ids/ids.js';
+import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { type Scope, SCOPES } from 'src/modules/auth/auth.types.js';
+import { parseScopes } from 'src/modules/auth/oauth/client-metadata.js';
+import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
+import type { OAuthClient } from 'src/modules/auth/oauth/clients.repository.js';
+import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
+import { OAuthErrors, OAuthProtocolError } from 'src/modules/auth/oauth/oauth.errors.js';
+import { CHALLENGE } from 'src/modules/auth/oauth/pkce.js';
+import { resourcesOf } from 'src/modules/auth/oauth/resources.js';
+import { sha256 } from 'src/modules/auth/secrets.js';
+import { ROLE_SCOPES } from 'src/modules/auth/users/roles.js';
+import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
+
+/** An authorization code is good for this long (and once). */
+const CODE_SECONDS = 60;
+/** A consent page must be answered within this time. */
+const CONSENT_SECONDS = 600;
+/** The public client Swagger UI signs in with: its redirect page is on this service (docs/auth.md). */
+export const SWAGGER_UI_CLIENT_ID = 'swagger-ui';
+
+/** A checked authorization request (RFC 6749 4.1.1 with PKCE and RFC 8707's resource). */
+export interface AuthorizationRequest {
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string;
+  scopes: Scope[];
+  resource: string;
+}
+
+/** An authorization request that cannot be sent back to the client: shown to the person as a page. */
+export class AuthorizationPageError extends Error {}
+
+/** A request refused in a way the client learns of by its redirect (RFC 6749 4.1.2.1). */
+export class AuthorizationRedirectError extends Error {
+  constructor(
+    readonly redirectTo: string,
+    readonly refusal: OAuthProtocolError,
+  ) {
+    super(refusal.description);
+  }
+}
+
+interface PendingConsent {
+  request: AuthorizationRequest;
+  userId: string;
+}
+
+/** The authorization endpoint's work: checking a request, the consent it waits for, and the code it ends with. */
+@Injectable()
+export class AuthorizationService {
+  constructor(
+    private readonly clients: ClientsService,
+    private readonly grants: GrantsRepository,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Checks a request in the order RFC 6749 4.1.2.1 sets: while the client and its redirect URI are
+   * not established, nothing may be sent there (a page explains); after, every error goes back to
+   * the client by its redirect URI.
+   */
+  async check(query: Record<string, unknown>, base: string): Promise<AuthorizationRequest> {
+    const text = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
+    const clientId = text('client_id');
+    const client = clientId ? await this.clients.find(clientId) : null;
+    if (!client)
+      throw new AuthorizationPageError('The application is not registered here (unknown client_id).');
+    const redirectUri = this.redirectUriOf(client, text('redirect_uri'), base);
+
+    const state = text('state') ?? null;
+    const refuse = (error: OAuthProtocolError): never => {
+      throw new AuthorizationRedirectError(redirectWith(redirectUri, { error, state, issuer: base }), error);
+    };
+    if (text('response_type') !== 'code') {
+      refuse(new OAuthProtocolError(400, 'unsupported_response_type', 'response_type must be code'));
+    }
+    const challenge = text('code_challenge');
+    if (!challenge || !CHALLENGE.test(challenge)) {
+      refuse(OAuthErrors.invalidRequest('code_challenge is required: PKCE with S256'));
+    }
+    if (text('code_challenge_method') !== 'S256') {
+      refuse(OAuthErrors.invalidRequest('code_challenge_method must be S256 (plain is not accepted)'));
+    }
+    let scopes: Scope[] = [...SCOPES];
+    const scope = text('scope') ?? client.metadata.scope;
+    if (scope !== undefined && scope.trim() !== '') {
+      try {
+        scopes = parseScopes(scope);
+      } catch (error) {
+        refuse(error as OAuthProtocolError);
+      }
+    }
+    const resource = text('resource');
+    const resources = resourcesOf(base);
+    if (!resource)
+      refuse(OAuthErrors.invalidTarget(`resource is required: ${resources.api} or ${resources.mcp}`));
+    else if (resource !== resources.api && resource !== resources.mcp) {
+      refuse(OAuthErrors.invalidTarget(`Tokens are issued for ${resources.api} and ${resources.mcp} only`));
+    }
+    return {
+      clientId: client.id,
+      clientName: client.name ?? client.id,
+      redirectUri,
+      state,
+      codeChallenge: challenge!,
+      scopes,
+      resource: resource!,
+    };
+  }
+
+  /** Remembers a request shown for consent; the id is the consent form's only reference to it. */
+  async awaitConsent(request: AuthorizationRequest, user: UserEntity): Promise<string> {
+    const id = randomBytes(32).toString('base64url');
+    const pending: PendingConsent = { request, userId: user.id };
+    await this.redis.set(this.consentKey(id), JSON.stringify(pending), { EX: CONSENT_SECONDS });
+    return id;
+  }
+
+  /**
+   * The person's answer to a consent page, once: the redirect that carries the code (or
+   * access_denied) back to the client. Null when the page is unknown, answered already, expired, or
+   * shown to someone else: the form cannot be replayed or answered for another user.
+   */
+  async decide(
+    requestId: string,
+    user: UserEntity,
+    decision: { approve: boolean; datasetIds: string[] | null },
+    base: string,
+  ): Promise<string | null> {
+    const raw = await this.redis.getDel(this.consentKey(requestId));
+    if (raw === null) return null;
+    const { request, userId } = JSON.parse(raw) as PendingConsent;
+    if (userId !== user.id) return null;
+    const scopes = grantable(request.scopes, user);
+    if (!decision.approve || scopes.length === 0) {
+      const error = new OAuthProtocolError(400, 'access_denied', 'The user did not allow the request');
+      return redirectWith(request.redirectUri, { error, state: request.state, issuer: base });
+    }
+    const code = randomBytes(32).toString('base64url');
+    await this.grants.insert({
+      id: newId('grt'),
+      clientId: request.clientId,
+      userId: user.id,
+      accountId: user.accountId,
+      scopes,
+      resource: request.resource,
+      datasetIds: decision.datasetIds,
+      codeHash: sha256(code),
+      codeChallenge: request.codeChallenge,
+      redirectUri: request.redirectUri,
+      codeExpiresAt: new Date(Date.now() + CODE_SECONDS * 1000),
+    });
+    return redirectWith(request.redirectUri, { code, state: request.state, issuer: base });
+  }
+
+  /**
+   * The redirect URI to answer at: the one sent, when it is registered for the client exactly as sent
+   * (no pattern, no port of its own choosing), or the only one registered when none is sent.
+   */
+  private redirectUriOf(client: OAuthClient, sent: string | undefined, base: string): string {
+    const registered =
+      client.id === SWAGGER_UI_CLIENT_ID ? [`${base}/docs/oauth2-redirect.html`] : client.redirectUris;
+    if (sent === undefined) {
+      if (registered.length === 1) return registered[0];
+      throw new AuthorizationPageError(
+        'The application did not say where to return (redirect_uri is missing).',
+      );
+    }
+    if (!registered.includes(sent)) {
+      throw new AuthorizationPageError(
+        'The application asked to return to an address it has not registered.',
+      );
+    }
+    return sent;
+  }
+
+  private consentKey(id: string): string {
+    return `${this.config.redisPrefix}:oauth-consent:${id}`;
+  }
+}
+
+/** The requested scopes the user's role holds: a grant never gives more than its grantor has. */
+export function grantable(requested: Scope[], user: Pick<UserEntity, 'role'>): Scope[] {
+  return requested.filter((scope) => ROLE_SCOPES[user.role].includes(scope));
+}
+
+/** The redirect URI with the response's parameters added to its own query (RFC 6749 4.1.2, RFC 9207 `iss`). */
+function redirectWith(
+  redirectUri: string,
+  response: { code?: string; error?: OAuthProtocolError; state: string | null; issuer: string },
+): string {
+  const url = new URL(redirectUri);
+  if (response.code) url.searchParams.set('code', response.code);
+  if (response.error) {
+    url.searchParams.set('error', response.error.error);
+    url.searchParams.set('error_description', response.error.description);
+  }
+  if (response.state !== null) url.searchParams.set('state', response.state);
+  url.searchParams.set('iss', response.issuer);
+  return url.href;
+}

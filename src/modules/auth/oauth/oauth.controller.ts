@@ -1,0 +1,173 @@
+import { Body, Controller, Get, HttpCode, Inject, Options, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Accepts } from 'src/common/http/request-body.interceptor.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { Public } from 'src/modules/auth/auth.decorators.js';
+import { SCOPES } from 'src/modules/auth/auth.types.js';
+import { AUTH_METHODS, GRANT_TYPES } from 'src/modules/auth/oauth/client-metadata.js';
+import { ClientsService, type RegisteredClient } from 'src/modules/auth/oauth/clients.service.js';
+import { OAuthErrors, OAuthExceptionFilter } from 'src/modules/auth/oauth/oauth.errors.js';
+import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
+import { resourcesOf, serviceBase } from 'src/modules/auth/oauth/resources.js';
+import { type TokenResponse, TokensService } from 'src/modules/auth/oauth/tokens.service.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * Browser-based clients call these across origins with no credentials a browser adds by itself
+ * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
+ */
+function allowAnyOrigin(response: Response): void {
+  response.set({
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, MCP-Protocol-Version',
+    'Access-Control-Max-Age': '86400',
+  });
+}
+
+function field(body: Record<string, unknown>, name: string): string | undefined {
+  const value = body[name];
+  if (Array.isArray(value)) throw OAuthErrors.invalidRequest(`${name} is given more than once`);
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function required(body: Record<string, unknown>, name: string): string {
+  const value = field(body, name);
+  if (value === undefined) throw OAuthErrors.invalidRequest(`${name} is required`);
+  return value;
+}
+
+/**
+ * The authorization server's machine endpoints: metadata (RFC 8414, RFC 9728), client registration
+ * (RFC 7591), the token endpoint (RFC 6749, PKCE) and revocation (RFC 7009). Errors have OAuth's
+ * body `{ error, error_description }`; docs/auth.md walks through the flow.
+ */
+@ApiExcludeController()
+@Controller()
+@UseFilters(OAuthExceptionFilter)
+export class OAuthController {
+  constructor(
+    private readonly clients: ClientsService,
+    private readonly tokens: TokensService,
+    private readonly registrationThrottle: RegistrationThrottle,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get('.well-known/oauth-authorization-server')
+  @Public()
+  authorizationServerMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    allowAnyOrigin(response);
+    const base = serviceBase(request, this.config);
+    return {
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      scopes_supported: SCOPES,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: GRANT_TYPES,
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${base}/docs`,
+    };
+  }
+
+  @Get(['.well-known/oauth-protected-resource/v1', '.well-known/oauth-protected-resource/v1/mcp'])
+  @Public()
+  protectedResourceMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    allowAnyOrigin(response);
+    const base = serviceBase(request, this.config);
+    const resources = resourcesOf(base);
+    const mcp = request.path.endsWith('/mcp');
+    return {
+      resource: mcp ? resources.mcp : resources.api,
+      authorization_servers: [base],
+      scopes_supported: SCOPES,
+      bearer_methods_supported: ['header'],
+      resource_name: mcp ? 'Dataset search (MCP)' : 'Dataset search API',
+      resource_documentation: `${base}/docs`,
+    };
+  }
+
+  @Options([
+    '.well-known/oauth-authorization-server',
+    '.well-known/oauth-protected-resource/v1',
+    '.well-known/oauth-protected-resource/v1/mcp',
+    'oauth/register',
+    'oauth/token',
+    'oauth/revoke',
+  ])
+  @Public()
+  @HttpCode(204)
+  preflight(@Res({ passthrough: true }) response: Response): void {
+    allowAnyOrigin(response);
+  }
+
+  @Post('oauth/register')
+  @Public()
+  @HttpCode(201)
+  async register(
+    @Body() body: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<RegisteredClient> {
+    allowAnyOrigin(response);
+    response.set('Cache-Control', 'no-store');
+    await this.registrationThrottle.count(request.ip);
+    return this.clients.register(body);
+  }
+
+  @Post('oauth/token')
+  @Public()
+  @HttpCode(200)
+  @Accepts(FORM)
+  async token(
+    @Body() body: Record<string, unknown>,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<TokenResponse> {
+    allowAnyOrigin(response);
+    response.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    const client = await this.clients.authenticate(request, body);
+    const grantType = required(body, 'grant_type');
+    switch (grantType) {
+      case 'authorization_code':
+        return this.tokens.exchangeCode(client, {
+          code: required(body, 'code'),
+          codeVerifier: required(body, 'code_verifier'),
+          redirectUri: field(body, 'redirect_uri'),
+          resource: field(body, 'resource'),
+        });
+      case 'refresh_token':
+        return this.tokens.refresh(client, {
+          refreshToken: required(body, 'refresh_token'),
+          scope: field(body, 'scope'),
+          resource: field(body, 'resource'),
+        });
+      default:
+        throw OAuthErrors.unsupportedGrantType(grantType);
+    }
+  }
+
+  @Post('oauth/revoke')
+  @Public()
+  @HttpCode(200)
+  @Accepts(FORM)
+  async revoke(
+    @Body() body: Record<string, unknown>,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<Record<string, never>> {
+    allowAnyOrigin(response);
+    const client = await this.clients.authenticate(request, body);
+    // token_type_hint is only a hint (RFC 7009 2.1): the token's prefix says what it is.
+    await this.tokens.revoke(client, required(body, 'token'));
+    return {};
+  }
+}

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { AuthorizationService } from 'src/modules/auth/oauth/authorization.service.js';
+import { AuthorizeController } from 'src/modules/auth/oauth/authorize.controller.js';
+import { ClientsRepository } from 'src/modules/auth/oauth/clients.repository.js';
+import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
+import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
+import { OAuthController } from 'src/modules/auth/oauth/oauth.controller.js';
+import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
+import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
+import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
+
+/**
+ * The OAuth 2.1 authorization server for MCP clients and other apps acting for a person, and the
+ * verifier of its access tokens (the OAuth tier).
+ */
+@Module({
+  imports: [SessionsModule],
+  controllers: [OAuthController, AuthorizeController],
+  providers: [
+    AuthorizationService,
+    ClientsRepository,
+    ClientsService,
+    GrantsRepository,
+    RegistrationThrottle,
+    TokensService,
+  ],
+  exports: [ClientsService, GrantsRepository, TokensService],
+})
+export class OAuthModule {}
