@@ -59,6 +59,13 @@ export class OAuth1732000000011 implements MigrationInterface {
         CONSTRAINT oauth_tokens_kind CHECK (kind IN ('access', 'refresh'))
       )`);
     await db.query(`CREATE INDEX oauth_tokens_grant_idx ON oauth_tokens (grant_id)`);
+    // Swagger UI's "Authorize" (at /docs) is a public client of its own; its redirect page is on this
+    // service, whose address the authorization endpoint knows (AuthorizationService.redirectUriOf).
+    await db.query(`
+      INSERT INTO oauth_clients (id, secret_hash, token_endpoint_auth_method, client_name, redirect_uris, metadata)
+      VALUES ('swagger-ui', NULL, 'none', 'Swagger UI (API docs)', '{}',
+        '{"redirect_uris": [], "token_endpoint_auth_method": "none", "grant_types": ["authorization_code"],
+          "response_types": ["code"], "client_name": "Swagger UI (API docs)"}')`);
   }
 
   async down(db: QueryRunner): Promise<void> {

@@ -3,6 +3,7 @@
 #   - Node.js 24 first on PATH (scripts/node.sh)
 #   - npm packages (skipped when package-lock.json has not changed since the last install)
 #   - pgvector for the local PostgreSQL (scripts/install-pgvector.sh)
+#   - Debian's chromium, which the browser test drives (never a browser download)
 #   - PostgreSQL and Redis started when they are local and down
 #   - the database created when missing
 #   - the TypeScript build (dist/), which also holds the compiled migrations
@@ -30,6 +31,19 @@ install_npm_packages() {
   # onnxruntime-node's install step downloads GPU libraries; the CPU runtime ships inside the package.
   ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
+}
+
+install_chromium() {
+  if command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1; then return; fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    log "chromium is missing: install it, or set CHROMIUM_PATH, for the browser test"
+    return
+  fi
+  log "installing chromium (Debian's package) for the browser test"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 }
 
 is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
@@ -69,6 +83,7 @@ create_database() {
 
 install_npm_packages
 if is_local "$DATABASE_URL"; then bash scripts/install-pgvector.sh; fi
+install_chromium
 start_postgres
 start_redis
 create_database

@@ -14,6 +14,9 @@ import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
+import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/authorization.service.js';
+import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
+import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
 
 /** Builds the HTTP application: the module graph plus everything that applies to every request. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -56,16 +59,24 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(deferBodyErrors);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(new AppValidationPipe());
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
     jsonDocumentUrl: 'docs/openapi.json',
     yamlDocumentUrl: 'docs/openapi.yaml',
+    // "Authorize" with OAuth2 signs in as Swagger UI's own public client, with PKCE, for this
+    // service's API (the resource, RFC 8707), which only the page knows the address of. This runs
+    // after Swagger UI's own onload handler, which creates `window.ui`.
+    customJsStr: `window.addEventListener('load', () => window.ui.initOAuth({
+      clientId: '${SWAGGER_UI_CLIENT_ID}',
+      usePkceWithAuthorizationCodeGrant: true,
+      additionalQueryStringParams: { resource: window.location.origin + '/v1' },
+    }));`,
   });
   app.enableShutdownHooks();
   return app;
 }
 
-export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+export function buildOpenApiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
+  const document = new DocumentBuilder()
     .setTitle('Dataset and Document Search Service')
     .setDescription(
       'Datasets of documents that are extracted, chunked, embedded and indexed in the background, and searched ' +
@@ -82,6 +93,32 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
       },
       'bearer',
     )
+    .addOAuth2(
+      {
+        type: 'oauth2',
+        description:
+          'OAuth 2.1 authorization code with PKCE (S256); tokens are `svc_at_...`. Clients register themselves ' +
+          'at /oauth/register (RFC 7591); Swagger UI has its own client. See /.well-known/oauth-authorization-server.',
+        flows: {
+          authorizationCode: {
+            authorizationUrl: '/oauth/authorize',
+            tokenUrl: '/oauth/token',
+            refreshUrl: '/oauth/token',
+            scopes: SCOPE_DESCRIPTIONS,
+          },
+        },
+      },
+      'oauth2',
+    )
+    .addCookieAuth(
+      sessionCookieName(config.sessions.secureCookie),
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        description: 'The session of a signed-in person (POST /v1/auth/session), for web apps on this origin',
+      },
+      'session',
+    )
     .build();
-  return describeRateLimitedResponses(SwaggerModule.createDocument(app, config));
+  return describeRateLimitedResponses(SwaggerModule.createDocument(app, document));
 }

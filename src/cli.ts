@@ -16,6 +16,8 @@ import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
 import { REDIS, type Redis, RedisModule } from 'src/common/redis/redis.module.js';
 import { UsersModule } from 'src/modules/auth/users/users.module.js';
+import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
+import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
 import { UsersService } from 'src/modules/auth/users/users.service.js';
 
 const USAGE = `Usage:
@@ -28,6 +30,8 @@ const USAGE = `Usage:
   node dist/cli.js users list --account <name>
   node dist/cli.js users disable <user-id>
   node dist/cli.js users set-password <user-id>
+  node dist/cli.js oauth-clients list
+  node dist/cli.js oauth-clients delete <client-id>
 
 users create and users set-password read the password from standard input when it is not a terminal
 (one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
@@ -50,6 +54,7 @@ class CliModule {
         ApiKeysModule,
         RedisModule,
         UsersModule,
+        OAuthClientsModule,
         ...(options.embedding ? [EmbeddingsModule] : []),
       ],
     };
@@ -100,7 +105,9 @@ async function run(argv: string[]): Promise<void> {
     print({ applied: await migrate(config, logger) });
     return;
   }
-  if (!['api-keys', 'datasets', 'users'].includes(group) || !command) throw new UsageError('unknown command');
+  if (!['api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !command) {
+    throw new UsageError('unknown command');
+  }
 
   const context = await NestFactory.createApplicationContext(
     // The command line answers no searches: like a worker, it needs no query-embedding thread.
@@ -111,6 +118,10 @@ async function run(argv: string[]): Promise<void> {
     if (group === 'datasets') {
       if (command !== 'reembed' || !argument) throw new UsageError('datasets reembed needs <dataset-id>');
       print(await context.get(ReembedService).reembed(argument));
+      return;
+    }
+    if (group === 'oauth-clients') {
+      await runOAuthClients(context.get(ClientsService), command, argument);
       return;
     }
     if (group === 'users') {
@@ -185,6 +196,32 @@ async function runUsers(
     }
     default:
       throw new UsageError(`unknown users command "${command}"`);
+  }
+}
+
+async function runOAuthClients(clients: ClientsService, command: string, clientId: string | undefined) {
+  switch (command) {
+    case 'list':
+      print({
+        oauth_clients: (await clients.list()).map((client) => ({
+          client_id: client.id,
+          client_name: client.name,
+          redirect_uris: client.redirectUris,
+          token_endpoint_auth_method: client.authMethod,
+          created_at: client.createdAt.toISOString(),
+        })),
+      });
+      return;
+    case 'delete':
+      if (!clientId) throw new UsageError('oauth-clients delete needs <client-id>');
+      // Its tokens stop working at once, in every process: each token check reads the client.
+      if (!(await clients.delete(clientId))) {
+        throw new AppError(404, 'client_not_found', `No OAuth client ${clientId}`, { client_id: clientId });
+      }
+      print({ deleted: clientId });
+      return;
+    default:
+      throw new UsageError(`unknown oauth-clients command "${command}"`);
   }
 }
 

@@ -45,6 +45,7 @@ describe('Health, readiness and API documentation', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/health',
       '/ready',
+      '/v1/auth/session',
       '/v1/datasets',
       '/v1/datasets/{dataset_id}',
       '/v1/datasets/{dataset_id}/documents',
@@ -59,6 +60,31 @@ describe('Health, readiness and API documentation', () => {
     );
     expect(document.components.securitySchemes.bearer).toEqual(
       expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque' }),
+    );
+    // OAuth2 with our own endpoints, and the session cookie: Swagger UI's "Authorize" offers all three.
+    expect(document.components.securitySchemes.oauth2).toEqual(
+      expect.objectContaining({
+        type: 'oauth2',
+        flows: {
+          authorizationCode: expect.objectContaining({
+            authorizationUrl: '/oauth/authorize',
+            tokenUrl: '/oauth/token',
+            scopes: expect.objectContaining({
+              search: expect.any(String),
+              'datasets:write': expect.any(String),
+            }),
+          }),
+        },
+      }),
+    );
+    expect(document.components.securitySchemes.session).toEqual({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'svc_session',
+      description: expect.any(String),
+    });
+    expect(document.paths['/v1/datasets'].post.security).toEqual(
+      expect.arrayContaining([{ bearer: [] }, { oauth2: ['datasets:write'] }, { session: [] }]),
     );
     expect(document.components.schemas.ErrorResponseDto.properties.retry_after.type).toBe('integer');
     // The contract's integers are integers in the schema, not numbers.
@@ -297,6 +323,8 @@ describe('Boot', () => {
     'InlineEmbeddings1732000000007',
     'IdempotentReplayAsSent1732000000008',
     'UnicodeLexemes1732000000009',
+    'Users1732000000010',
+    'OAuth1732000000011',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

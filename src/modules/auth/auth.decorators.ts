@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiOAuth2, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import {
@@ -27,6 +27,7 @@ export function Auth(options: { scope: Scope }) {
   return applyDecorators(
     SetMetadata(ROUTE_ACCESS, { kind: 'authenticated', scope: options.scope } satisfies RouteAccess),
     ApiBearerAuth('bearer'),
+    ApiOAuth2([options.scope], 'oauth2'),
     ApiCookieAuth('session'),
   );
 }
@@ -36,6 +37,7 @@ export function PublicReadable(options: { scope: Scope }) {
   return applyDecorators(
     SetMetadata(ROUTE_ACCESS, { kind: 'public-readable', scope: options.scope } satisfies RouteAccess),
     ApiBearerAuth('bearer'),
+    ApiOAuth2([options.scope], 'oauth2'),
     ApiCookieAuth('session'),
     ApiSecurity({}),
   );

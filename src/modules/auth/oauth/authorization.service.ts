@@ -134,10 +134,13 @@ export class AuthorizationService {
     decision: { approve: boolean; datasetIds: string[] | null },
     base: string,
   ): Promise<string | null> {
-    const raw = await this.redis.getDel(this.consentKey(requestId));
-    if (raw === null) return null;
-    const { request, userId } = JSON.parse(raw) as PendingConsent;
-    if (userId !== user.id) return null;
+    const key = this.consentKey(requestId);
+    const shown = await this.redis.get(key);
+    // Someone else's answer must not use the page up for the person it was shown to.
+    if (shown === null || (JSON.parse(shown) as PendingConsent).userId !== user.id) return null;
+    const raw = await this.redis.getDel(key);
+    if (raw === null) return null; // answered meanwhile, in another request
+    const { request } = JSON.parse(raw) as PendingConsent;
     const scopes = grantable(request.scopes, user);
     if (!decision.approve || scopes.length === 0) {
       const error = new OAuthProtocolError(400, 'access_denied', 'The user did not allow the request');
@@ -166,7 +169,9 @@ export class AuthorizationService {
    */
   private redirectUriOf(client: OAuthClient, sent: string | undefined, base: string): string {
     const registered =
-      client.id === SWAGGER_UI_CLIENT_ID ? [`${base}/docs/oauth2-redirect.html`] : client.redirectUris;
+      client.id === SWAGGER_UI_CLIENT_ID
+        ? [`${base}/docs/oauth2-redirect.html`, `${base}/oauth2-redirect.html`]
+        : client.redirectUris;
     if (sent === undefined) {
       if (registered.length === 1) return registered[0];
       throw new AuthorizationPageError(

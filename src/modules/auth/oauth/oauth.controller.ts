@@ -109,6 +109,17 @@ export class OAuthController {
     allowAnyOrigin(response);
   }
 
+  /**
+   * Swagger UI opened at /docs (no trailing slash) sends its OAuth redirect here rather than to
+   * /docs/oauth2-redirect.html, which serves its page: pass the response on, query and all.
+   */
+  @Get('oauth2-redirect.html')
+  @Public()
+  swaggerUiRedirect(@Req() request: Request, @Res() response: Response): void {
+    const query = request.originalUrl.indexOf('?');
+    response.redirect(302, `/docs/oauth2-redirect.html${query < 0 ? '' : request.originalUrl.slice(query)}`);
+  }
+
   @Post('oauth/register')
   @Public()
   @HttpCode(201)

@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AuthorizationService } from 'src/modules/auth/oauth/authorization.service.js';
 import { AuthorizeController } from 'src/modules/auth/oauth/authorize.controller.js';
-import { ClientsRepository } from 'src/modules/auth/oauth/clients.repository.js';
-import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
 import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
+import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
 import { OAuthController } from 'src/modules/auth/oauth/oauth.controller.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
@@ -14,16 +13,9 @@ import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
  * verifier of its access tokens (the OAuth tier).
  */
 @Module({
-  imports: [SessionsModule],
+  imports: [SessionsModule, OAuthClientsModule],
   controllers: [OAuthController, AuthorizeController],
-  providers: [
-    AuthorizationService,
-    ClientsRepository,
-    ClientsService,
-    GrantsRepository,
-    RegistrationThrottle,
-    TokensService,
-  ],
-  exports: [ClientsService, GrantsRepository, TokensService],
+  providers: [AuthorizationService, GrantsRepository, RegistrationThrottle, TokensService],
+  exports: [TokensService],
 })
 export class OAuthModule {}

@@ -2,14 +2,15 @@ import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:c
 
 /**
  * Passwords are hashed with scrypt (node:crypto) at OWASP's recommended cost for it: N = 2^15, r = 8,
- * p = 3, which takes 32 MiB and about a tenth of a second per hash (docs/decisions.md, Passwords). The
+ * p = 3, which takes 32 MiB and a third of a second per hash here (docs/decisions.md, Passwords). The
  * stored string names its parameters (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`, PHC style), so that a
  * later cost applies to new hashes while old ones still verify.
  */
 const COST = { ln: 15, r: 8, p: 3 } as const;
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
-const FORMAT = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
+const FORMAT =
+  /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
 
 export const PASSWORD_LENGTH = { min: 12, max: 1024 } as const;
 
