@@ -15,6 +15,7 @@ import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/j
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/authorization.service.js';
+import { resourceMetadataUrl } from 'src/modules/auth/oauth/resources.js';
 import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
 import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
 
@@ -57,7 +58,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(refuseMalformedUtf8);
   app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);
-  app.useGlobalFilters(new AllExceptionsFilter(logger));
+  app.useGlobalFilters(new AllExceptionsFilter(logger, (request) => resourceMetadataUrl(request, config)));
   app.useGlobalPipes(new AppValidationPipe());
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
     jsonDocumentUrl: 'docs/openapi.json',

@@ -102,7 +102,9 @@ describe('Authentication with API keys', () => {
     ],
   ])('challenges a 401 for %s with WWW-Authenticate', async (_case, headers, challenge) => {
     const response = await listWith(headers).expect(401);
-    expect(response.headers['www-authenticate']).toBe(challenge);
+    // Where to learn how to get a token (RFC 9728): the metadata of the REST API's resource.
+    const metadata = `resource_metadata="${t.url}/.well-known/oauth-protected-resource/v1"`;
+    expect(response.headers['www-authenticate']).toBe(`${challenge}, ${metadata}`);
   });
 
   it('answers 401 invalid_authorization_header for two Authorization headers, whichever comes first', async () => {

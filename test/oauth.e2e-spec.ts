@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
@@ -206,6 +207,18 @@ describe('OAuth 2.1 authorization server', () => {
       expect(back.searchParams.get('code')).toBeNull();
     });
 
+    it('refuses a parameter given twice, rather than read either', async () => {
+      const url = new URL(authorizationUrl(t, client, challenge, { scope: 'datasets:read' }), t.url);
+      url.searchParams.append('scope', 'datasets:write');
+      const page = await new FormBrowser(t.url).request(url.pathname + url.search);
+      expect(new URL(page.location!).searchParams.get('error')).toBe('invalid_request');
+      const twice = new URL(authorizationUrl(t, client, challenge), t.url);
+      twice.searchParams.append('redirect_uri', 'https://evil.example/cb');
+      const refused = await new FormBrowser(t.url).request(twice.pathname + twice.search);
+      expect(refused.status).toBe(400);
+      expect(refused.location).toBeNull();
+    });
+
     it('returns access_denied when the person denies', async () => {
       const back = await authorizeInBrowser(
         new FormBrowser(t.url),
@@ -398,8 +411,13 @@ describe('OAuth 2.1 authorization server', () => {
       expect(password.body.error).toBe('unsupported_grant_type');
       expect((await postForm(t, '/oauth/token', { grant_type: 'authorization_code' })).status).toBe(401);
       const json = await t.http.post('/oauth/token').send({ grant_type: 'authorization_code' });
-      expect(json.status).toBe(415);
-      expect(json.body.code).toBe('unsupported_media_type');
+      // Refused before the handler (415 elsewhere in the API), in OAuth's terms, and readable cross-origin.
+      expect(json.status).toBe(400);
+      expect(json.body).toEqual({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(/Content-Type/),
+      });
+      expect(json.headers['access-control-allow-origin']).toBe('*');
     });
   });
 
@@ -423,6 +441,11 @@ describe('OAuth 2.1 authorization server', () => {
         code: 'insufficient_scope',
         details: { required_scope: 'datasets:write' },
       });
+      // RFC 6750's challenge names the scope, for a client to ask for it (MCP's step-up).
+      expect(response.headers['www-authenticate']).toBe(
+        `Bearer realm="dataset-search", error="insufficient_scope", scope="datasets:write", ` +
+          `resource_metadata="${t.url}/.well-known/oauth-protected-resource/v1"`,
+      );
     });
 
     it("never grants more than the person's role holds", async () => {
@@ -491,7 +514,7 @@ describe('OAuth 2.1 authorization server', () => {
         'SELECT secret_hash FROM oauth_clients WHERE id = $1',
         [response.body.client_id],
       );
-      expect(rows[0].secret_hash.toString('base64url')).not.toBe(response.body.client_secret);
+      expect(rows[0].secret_hash).toEqual(createHash('sha256').update(response.body.client_secret).digest());
     });
   });
 
@@ -575,5 +598,6 @@ describe('OAuth client registration limit', () => {
       .send({ redirect_uris: [REDIRECT_URI] })
       .expect(429);
     expect(response.body).toMatchObject({ code: 'rate_limit_exceeded', retry_after: expect.any(Number) });
+    expect(response.headers['access-control-allow-origin']).toBe('*');
   });
 });

@@ -203,7 +203,7 @@ describe('Sessions (the Session tier)', () => {
     expect(old.body.code).toBe('invalid_session');
   });
 
-  it('never takes a session id planted before sign-in', async () => {
+  it('never adopts a session id the client chose', async () => {
     const planted = `svc_session=${'A'.repeat(43)}`;
     const response = await t.http
       .post('/v1/auth/session')
@@ -318,6 +318,8 @@ describe('Sessions (the Session tier)', () => {
       code: 'insufficient_scope',
       details: { required_scope: 'datasets:write' },
     });
+    // A cookie is no bearer token: no challenge to ask for more scopes.
+    expect(response.headers['www-authenticate']).toBeUndefined();
   });
 
   it('ends every session of a user whose password is changed', async () => {

@@ -69,7 +69,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    @Inject(LOGGER) private readonly logger: Logger,
+    /** Where the metadata of the resource a request is addressed to is (RFC 9728), for challenges. */
+    private readonly resourceMetadata: (request: Request) => string | null = () => null,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -89,7 +93,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const body: ErrorBody = { error: error.message, code: error.code };
     if (error.details !== undefined) body.details = error.details;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
-    if (error.status === 401) response.setHeader('WWW-Authenticate', bearerChallenge(error.code));
+    const challenge = bearerChallenge(error, request, this.resourceMetadata);
+    if (challenge) response.setHeader('WWW-Authenticate', challenge);
     if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
     response.status(error.status).json(body);
   }
@@ -155,8 +160,26 @@ const BEARER_ERRORS: Record<string, string> = {
   invalid_authorization_header: 'invalid_request',
 };
 
-/** The challenge a 401 carries (RFC 9110 requires one): how to authenticate, and what went wrong. */
-function bearerChallenge(code: string): string {
-  const error = BEARER_ERRORS[code];
-  return `Bearer realm="dataset-search"${error ? `, error="${error}"` : ''}`;
+/**
+ * The challenge a 401 carries (RFC 9110 requires one): how to authenticate, what went wrong, and where
+ * to learn how to get a token (RFC 9728, which MCP clients start from). A bearer token that lacks a
+ * scope gets one on its 403 too (RFC 6750 3.1), naming the scope, so that a client can ask for it.
+ */
+function bearerChallenge(
+  error: AppError,
+  request: Request,
+  resourceMetadata: (request: Request) => string | null,
+): string | null {
+  const bearer = /^bearer /i.test(request.headers.authorization ?? '');
+  let params: string;
+  if (error.status === 401) {
+    const code = BEARER_ERRORS[error.code];
+    params = code ? `, error="${code}"` : '';
+  } else if (error.status === 403 && error.code === 'insufficient_scope' && bearer) {
+    params = `, error="insufficient_scope", scope="${String(error.details?.required_scope)}"`;
+  } else {
+    return null;
+  }
+  const metadata = request.path.startsWith('/v1/') ? resourceMetadata(request) : null;
+  return `Bearer realm="dataset-search"${params}${metadata ? `, resource_metadata="${metadata}"` : ''}`;
 }

@@ -125,7 +125,8 @@ const ANY_REQUEST = [400, 413, 415, 500, 503] as const;
  * What every rate-limited route answers, added to the document rather than to each route: the
  * errors of `ANY_REQUEST`, the `X-RateLimit-*` headers on every response (errors too, but for 503
  * shutting_down), and `Retry-After` on 429 and on 503 shutting_down. `/health`, `/ready` and `/docs`
- * are not rate limited (docs/decisions.md, Rate limits). Request bodies' schemas are closed
+ * are not rate limited (docs/decisions.md, Rate limits), nor is signing in, the one API route that
+ * declares no security scheme. Request bodies' schemas are closed
  * (`additionalProperties: false`): a field the route does not know is 400 `validation_error`.
  */
 export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIObject {
@@ -141,6 +142,8 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
           content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
         };
       }
+      // A route that takes no credential (signing in) has limits of its own, and no X-RateLimit-*.
+      const rateLimited = operation.security !== undefined;
       const idempotent = operation.parameters?.some(
         (parameter) => 'name' in parameter && parameter.name === 'Idempotency-Key',
       );
@@ -148,7 +151,7 @@ export function describeRateLimitedResponses(document: OpenAPIObject): OpenAPIOb
         if (!response || '$ref' in response) continue;
         response.headers = {
           ...response.headers,
-          ...(status === '503' ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS),
+          ...(rateLimited ? (status === '503' ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS) : {}),
           ...(RETRY_AFTER[status] ? { 'Retry-After': RETRY_AFTER[status] } : {}),
           ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
           'X-Request-Id': REQUEST_ID,

@@ -1,12 +1,10 @@
 import type { TLSSocket } from 'node:tls';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from 'src/common/errors/app-error.js';
+import { HOST } from 'src/common/http/host.js';
 
 /** Paths a load balancer probes over plain HTTP; redirecting them would fail its checks. */
 const PROBE_PATHS = new Set(['/health', '/ready']);
-
-/** A Host header is a host name or address and an optional port: nothing that could add a path. */
-const HOST = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 export interface HttpsRedirectOptions {
   /** PUBLIC_BASE_URL: where every redirect goes, whatever the request's Host says. */

@@ -19,6 +19,15 @@ import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
 const CODE_SECONDS = 60;
 /** A consent page must be answered within this time. */
 const CONSENT_SECONDS = 600;
+/** The parameters of an authorization request, past the client and its redirect URI. */
+const REQUEST_PARAMETERS = [
+  'response_type',
+  'code_challenge',
+  'code_challenge_method',
+  'scope',
+  'state',
+  'resource',
+];
 /** The public client Swagger UI signs in with: its redirect page is on this service (docs/auth.md). */
 export const SWAGGER_UI_CLIENT_ID = 'swagger-ui';
 
@@ -68,6 +77,11 @@ export class AuthorizationService {
    */
   async check(query: Record<string, unknown>, base: string): Promise<AuthorizationRequest> {
     const text = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
+    // Parameters must not be repeated (RFC 6749 3.1): read as missing, a second scope would widen it.
+    const repeated = (name: string) => Array.isArray(query[name]);
+    if (repeated('client_id') || repeated('redirect_uri')) {
+      throw new AuthorizationPageError('The request names its application or return address more than once.');
+    }
     const clientId = text('client_id');
     const client = clientId ? await this.clients.find(clientId) : null;
     if (!client)
@@ -78,6 +92,8 @@ export class AuthorizationService {
     const refuse = (error: OAuthProtocolError): never => {
       throw new AuthorizationRedirectError(redirectWith(redirectUri, { error, state, issuer: base }), error);
     };
+    const twice = REQUEST_PARAMETERS.find(repeated);
+    if (twice) refuse(OAuthErrors.invalidRequest(`${twice} is given more than once`));
     if (text('response_type') !== 'code') {
       refuse(new OAuthProtocolError(400, 'unsupported_response_type', 'response_type must be code'));
     }

@@ -18,6 +18,15 @@ const FORM = 'application/x-www-form-urlencoded';
  * Browser-based clients call these across origins with no credentials a browser adds by itself
  * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
  */
+/**
+ * Metadata derived from the request's Host (no PUBLIC_BASE_URL) is not for a shared cache to keep and
+ * hand to a client that came by another name.
+ */
+function metadataHeaders(response: Response, config: AppConfig): void {
+  allowAnyOrigin(response);
+  if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store');
+}
+
 function allowAnyOrigin(response: Response): void {
   response.set({
     'Access-Control-Allow-Origin': '*',
@@ -58,7 +67,7 @@ export class OAuthController {
   @Get('.well-known/oauth-authorization-server')
   @Public()
   authorizationServerMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    allowAnyOrigin(response);
+    metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
     return {
       issuer: base,
@@ -81,7 +90,7 @@ export class OAuthController {
   @Get(['.well-known/oauth-protected-resource/v1', '.well-known/oauth-protected-resource/v1/mcp'])
   @Public()
   protectedResourceMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    allowAnyOrigin(response);
+    metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
     const resources = resourcesOf(base);
     const mcp = request.path.endsWith('/mcp');

@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
+import { AppError } from 'src/common/errors/app-error.js';
 
 /**
  * An error of the OAuth protocol endpoints (token, registration, revocation), answered with the body
@@ -40,13 +41,39 @@ export const OAuthErrors = {
     new OAuthProtocolError(400, 'invalid_client_metadata', description),
 };
 
-@Catch(OAuthProtocolError)
+/**
+ * The protocol endpoints' errors, with CORS headers, since browser-based clients call them from other
+ * origins. OAuth's own errors get OAuth's body. Of the API's errors that reach these routes, a refused
+ * request body (415, 400) is OAuth's `invalid_request`; a rate limit keeps the API's 429 body, whose
+ * `retry_after` OAuth has no field for.
+ */
+@Catch(OAuthProtocolError, AppError)
 export class OAuthExceptionFilter implements ExceptionFilter {
-  catch(exception: OAuthProtocolError, host: ArgumentsHost): void {
+  catch(exception: OAuthProtocolError | AppError, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
+    response.set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' });
+    if (exception instanceof AppError && exception.status === 429) {
+      response
+        .status(429)
+        .set(exception.headers ?? {})
+        .json({
+          error: exception.message,
+          code: exception.code,
+          details: exception.details,
+          retry_after: Number(exception.headers?.['Retry-After'] ?? 1),
+        });
+      return;
+    }
+    const error = exception instanceof OAuthProtocolError ? exception : asOAuthError(exception);
     response
-      .status(exception.status)
-      .set({ 'Cache-Control': 'no-store', ...exception.headers })
-      .json({ error: exception.error, error_description: exception.description });
+      .status(error.status)
+      .set(error.headers)
+      .json({ error: error.error, error_description: error.description });
   }
+}
+
+function asOAuthError(exception: AppError): OAuthProtocolError {
+  if (exception.status < 500) return new OAuthProtocolError(400, 'invalid_request', exception.message);
+  const error = exception.status === 503 ? 'temporarily_unavailable' : 'server_error';
+  return new OAuthProtocolError(exception.status, error, exception.message, exception.headers);
 }

@@ -1,4 +1,6 @@
 import type { Request } from 'express';
+import { AppError } from 'src/common/errors/app-error.js';
+import { HOST } from 'src/common/http/host.js';
 import type { AppConfig } from 'src/config/app-config.js';
 
 /** The path of the MCP endpoint, a resource of its own; every other route under /v1 is the REST API's. */
@@ -10,7 +12,11 @@ export const MCP_PATH = '/v1/mcp';
  * are issued for.
  */
 export function serviceBase(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string {
-  return config.publicBaseUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`;
+  if (config.publicBaseUrl) return config.publicBaseUrl;
+  const host = request.get('host') ?? '';
+  // Only a host and port: anything else would smuggle a path or a query into the issuer.
+  if (!HOST.test(host)) throw new AppError(400, 'invalid_host', 'A valid Host header is required');
+  return `${request.protocol}://${host}`;
 }
 
 /** The two resources (RFC 8707) a token can be issued for: the REST API and the MCP endpoint. */
@@ -18,8 +24,29 @@ export function resourcesOf(base: string): { api: string; mcp: string } {
   return { api: `${base}/v1`, mcp: `${base}${MCP_PATH}` };
 }
 
+/** Whether a request is addressed to the MCP endpoint, as routing sees it (case and trailing slash aside). */
+function isMcpRequest(request: Request): boolean {
+  return request.path.toLowerCase().replace(/\/+$/, '') === MCP_PATH;
+}
+
 /** The resource a request is addressed to, which its token's audience must be. */
 export function resourceOfRequest(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string {
   const resources = resourcesOf(serviceBase(request, config));
-  return request.path === MCP_PATH ? resources.mcp : resources.api;
+  return isMcpRequest(request) ? resources.mcp : resources.api;
+}
+
+/**
+ * Where the metadata of the resource a request is addressed to is published (RFC 9728), for the
+ * challenge of a 401; null when the request's Host is unusable.
+ */
+export function resourceMetadataUrl(
+  request: Request,
+  config: Pick<AppConfig, 'publicBaseUrl'>,
+): string | null {
+  try {
+    const base = serviceBase(request, config);
+    return `${base}/.well-known/oauth-protected-resource${isMcpRequest(request) ? MCP_PATH : '/v1'}`;
+  } catch {
+    return null;
+  }
 }

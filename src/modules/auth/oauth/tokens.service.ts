@@ -64,8 +64,7 @@ export class TokensService implements TokenVerifier {
   ): Promise<TokenResponse> {
     const outcome = await this.transactions.run(async (tx) => {
       const grant = await this.grants.findByCodeForUpdate(tx, sha256(params.code));
-      if (!grant || grant.clientId !== client.id)
-        return OAuthErrors.invalidGrant('Unknown authorization code');
+      if (!grant) return OAuthErrors.invalidGrant('Unknown authorization code');
       if (grant.codeUsedAt !== null) {
         // A second use: whoever holds the code besides the client may hold its tokens too.
         await this.grants.revoke(tx, grant.id);
@@ -73,6 +72,7 @@ export class TokensService implements TokenVerifier {
       }
       // One presentation, whatever its outcome: a code cannot be tried twice.
       await this.grants.markCodeUsed(tx, grant.id);
+      if (grant.clientId !== client.id) return OAuthErrors.invalidGrant('Unknown authorization code');
       if (grant.revokedAt !== null || grant.codeExpiresAt.getTime() <= Date.now()) {
         return OAuthErrors.invalidGrant('The authorization code has expired');
       }
@@ -147,8 +147,9 @@ export class TokensService implements TokenVerifier {
 
   /**
    * Resolves an access token to its principal, on every request that bears one: any failure is 401
-   * invalid_token. The scopes are those granted that the user's role still holds; the audience is
-   * checked by the caller against the resource the request is addressed to.
+   * invalid_token. The scopes are those granted that the user's role still holds; the rate limit
+   * counts the grant, the family a refresh renews; the audience is checked by the caller against the
+   * resource the request is addressed to.
    */
   async verify(token: string): Promise<Principal> {
     const parsed = parseToken(token, 'access');
@@ -167,7 +168,8 @@ export class TokensService implements TokenVerifier {
     return {
       tier: AuthTier.OAuth,
       accountId: record.grant.accountId,
-      credentialId: record.id,
+      // Counted per grant: a refresh must not start a fresh budget.
+      credentialId: record.grant.id,
       scopes: record.scopes.filter((scope) => held.includes(scope)),
       userId: record.grant.userId,
       datasetIds: record.grant.datasetIds,
