@@ -20,7 +20,7 @@ import {
   type RegisteredClient,
   tokensFor,
 } from './utils/oauth.js';
-import { bearer, freePort, startProcess, startTestApp, type TestApp } from './utils/test-app.js';
+import { bearer, startSecondApi, startTestApp, type TestApp } from './utils/test-app.js';
 import { createUser, type CreatedUser } from './utils/users.js';
 
 /**
@@ -519,13 +519,12 @@ describe('OAuth 2.1 authorization server', () => {
   });
 
   describe('with a second API process', () => {
-    let second: Awaited<ReturnType<typeof startProcess>>;
+    let second: Awaited<ReturnType<typeof startSecondApi>>;
     let secondUrl: string;
 
     beforeAll(async () => {
-      const port = await freePort();
-      second = await startProcess(t, { PORT: String(port) }, '"listening"');
-      secondUrl = `http://127.0.0.1:${port}`;
+      second = await startSecondApi(t);
+      secondUrl = second.url;
     });
     afterAll(() => second.stop());
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { bearer, freePort, startProcess, startTestApp, type TestApp } from './utils/test-app.js';
+import { bearer, startSecondApi, startTestApp, type TestApp } from './utils/test-app.js';
 import { createUser, type CreatedUser, SAME_ORIGIN, sessionCookieOf, signIn } from './utils/users.js';
 
 const run = promisify(execFile);
@@ -338,13 +338,12 @@ describe('Sessions (the Session tier)', () => {
   });
 
   describe('with a second API process', () => {
-    let second: Awaited<ReturnType<typeof startProcess>>;
+    let second: Awaited<ReturnType<typeof startSecondApi>>;
     let secondUrl: string;
 
     beforeAll(async () => {
-      const port = await freePort();
-      second = await startProcess(t, { PORT: String(port) }, '"listening"');
-      secondUrl = `http://127.0.0.1:${port}`;
+      second = await startSecondApi(t);
+      secondUrl = second.url;
     });
     afterAll(() => second.stop());
 

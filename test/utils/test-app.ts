@@ -224,6 +224,13 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** A second API process of the app (same database and Redis prefix), listening on a port of its own. */
+export async function startSecondApi(t: TestApp): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const second = await startProcess(t, { PORT: String(port) }, '"listening"');
+  return { url: `http://127.0.0.1:${port}`, stop: () => second.stop() };
+}
+
 /** Another server process on the same database and Redis prefix, e.g. a worker (ROLE=worker). */
 export async function startProcess(
   t: TestApp,

@@ -16,7 +16,8 @@ import {
 import { consentPage, errorPage, sendPage, signInPage } from 'src/modules/auth/oauth/pages.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
-import { readCookie, sessionCookieName, setSessionCookie } from 'src/modules/auth/sessions/session-cookie.js';
+import { signInBrowser } from 'src/modules/auth/sessions/browser-sign-in.js';
+import { readCookie, sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
 import {
   SessionsService,
   type SignedIn as SignedInPerson,
@@ -100,14 +101,15 @@ export class AuthorizeController {
     const issue = crossSiteIssue(request, allowedOrigins(request, this.config), { anonymous: true });
     if (issue) return sendPage(response, 403, 'Error', errorPage(`Cross-site request refused: ${issue}`));
     try {
-      const signedIn = await this.sessions.signIn(text('email'), text('password'), request.ip);
-      const previous = readCookie(request, sessionCookieName(this.config.sessions.secureCookie));
-      if (previous !== undefined) await this.sessions.signOut(previous);
-      setSessionCookie(response, {
-        secure: this.config.sessions.secureCookie,
-        value: signedIn.id,
-        expiresAt: signedIn.session.expiresAt,
-      });
+      await signInBrowser(
+        this.sessions,
+        this.config,
+        { request, response },
+        {
+          email: text('email'),
+          password: text('password'),
+        },
+      );
       response.redirect(303, returnTo);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;

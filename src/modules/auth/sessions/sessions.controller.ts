@@ -11,12 +11,8 @@ import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { Public, SignedIn } from 'src/modules/auth/auth.decorators.js';
 import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
-import {
-  clearSessionCookie,
-  readCookie,
-  sessionCookieName,
-  setSessionCookie,
-} from 'src/modules/auth/sessions/session-cookie.js';
+import { signInBrowser } from 'src/modules/auth/sessions/browser-sign-in.js';
+import { clearSessionCookie } from 'src/modules/auth/sessions/session-cookie.js';
 import { SessionResponseDto, SignInDto } from 'src/modules/auth/sessions/session.dto.js';
 import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 import { SessionsService, toSessionResponse } from 'src/modules/auth/sessions/sessions.service.js';
@@ -53,15 +49,7 @@ export class SessionsController {
     // A page of another site must not sign its visitor in to an account of its choosing.
     const issue = crossSiteIssue(request, allowedOrigins(request, this.config), { anonymous: true });
     if (issue) throw SessionErrors.csrfRejected(issue);
-    const signedIn = await this.sessions.signIn(body.email, body.password, request.ip);
-    // One browser, one session: the one it held before (perhaps planted by someone else) ends.
-    const previous = readCookie(request, sessionCookieName(this.config.sessions.secureCookie));
-    if (previous !== undefined) await this.sessions.signOut(previous);
-    setSessionCookie(response, {
-      secure: this.config.sessions.secureCookie,
-      value: signedIn.id,
-      expiresAt: signedIn.session.expiresAt,
-    });
+    const signedIn = await signInBrowser(this.sessions, this.config, { request, response }, body);
     response.setHeader('Cache-Control', 'no-store');
     return toSessionResponse(signedIn);
   }
