@@ -520,11 +520,9 @@ describe('OAuth 2.1 authorization server', () => {
 
   describe('with a second API process', () => {
     let second: Awaited<ReturnType<typeof startSecondApi>>;
-    let secondUrl: string;
 
     beforeAll(async () => {
       second = await startSecondApi(t);
-      secondUrl = second.url;
     });
     afterAll(() => second.stop());
 
@@ -534,7 +532,7 @@ describe('OAuth 2.1 authorization server', () => {
      */
     const getThere = (path: string, token: string) =>
       new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-        const request = http.get(`${secondUrl}${path}`, {
+        const request = http.get(`${second.url}${path}`, {
           headers: { Authorization: `Bearer ${token}`, Host: new URL(t.url).host },
         });
         request.on('response', (response) => {

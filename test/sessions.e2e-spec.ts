@@ -339,18 +339,16 @@ describe('Sessions (the Session tier)', () => {
 
   describe('with a second API process', () => {
     let second: Awaited<ReturnType<typeof startSecondApi>>;
-    let secondUrl: string;
 
     beforeAll(async () => {
       second = await startSecondApi(t);
-      secondUrl = second.url;
     });
     afterAll(() => second.stop());
 
     it('shares the session and its rate-limit budget', async () => {
       const cookie = await signIn(t, member);
       const first = await t.http.get('/v1/datasets').set('Cookie', cookie).expect(200);
-      const other = await fetch(`${secondUrl}/v1/datasets`, { headers: { Cookie: cookie } });
+      const other = await fetch(`${second.url}/v1/datasets`, { headers: { Cookie: cookie } });
       expect(other.status).toBe(200);
       expect(Number(other.headers.get('x-ratelimit-remaining'))).toBe(
         Number(first.headers['x-ratelimit-remaining']) - 1,
@@ -362,7 +360,7 @@ describe('Sessions (the Session tier)', () => {
       const cookie = await signIn(t, user);
       await t.http.get('/v1/datasets').set('Cookie', cookie).expect(200);
       expect(await t.cli('users', 'disable', user.user.id)).toEqual({ disabled: user.user.id });
-      const refused = await fetch(`${secondUrl}/v1/datasets`, { headers: { Cookie: cookie } });
+      const refused = await fetch(`${second.url}/v1/datasets`, { headers: { Cookie: cookie } });
       expect(refused.status).toBe(401);
       expect(((await refused.json()) as { code: string }).code).toBe('invalid_session');
       await t.http.get('/v1/datasets').set('Cookie', cookie).expect(401);

@@ -137,16 +137,15 @@ export const CommonErrors = {
       'idempotency_key_in_progress',
       'A request with this Idempotency-Key is still being processed; retry shortly',
     ),
-  rateLimited: (retryAfterSeconds: number) =>
-    new AppError(
-      429,
-      'rate_limit_exceeded',
-      'Rate limit exceeded; retry after the time given in retry_after',
-      undefined,
-      {
-        'Retry-After': String(retryAfterSeconds),
-      },
-    ),
+  /** A spent budget: the hourly one by default, or another limit's, named by `message` and `details`. */
+  rateLimited: (
+    retryAfterSeconds: number,
+    message = 'Rate limit exceeded; retry after the time given in retry_after',
+    details?: ErrorDetails,
+  ) =>
+    new AppError(429, 'rate_limit_exceeded', message, details, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   internal: () => new AppError(500, 'internal_error', 'An unexpected error occurred; it has been logged'),
 };
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
@@ -8,6 +8,7 @@ import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
 import { ApiKeyCache, type KnownKey } from 'src/modules/auth/api-key-cache.js';
 import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
 import { AuthErrors } from 'src/modules/auth/auth.errors.js';
+import { sha256 } from 'src/modules/auth/secrets.js';
 import { AuthTier, type Principal, SCOPES, type TokenVerifier } from 'src/modules/auth/auth.types.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
@@ -35,10 +36,6 @@ export interface ApiKeySummary {
   revoked_at: string | null;
 }
 
-function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
-}
-
 @Injectable()
 export class ApiKeysService implements TokenVerifier {
   readonly prefix = API_KEY_PREFIX;
@@ -55,7 +52,7 @@ export class ApiKeysService implements TokenVerifier {
     const account = await this.accounts.findOrCreate(accountName);
     const id = newId('key');
     const secret = randomBase62(32);
-    await this.repository.insertKey({ id, accountId: account.id, secretHash: hashSecret(secret) });
+    await this.repository.insertKey({ id, accountId: account.id, secretHash: sha256(secret) });
     return {
       account_id: account.id,
       key_id: id,
@@ -85,7 +82,7 @@ export class ApiKeysService implements TokenVerifier {
     const match = API_KEY_PATTERN.exec(token);
     if (!match) throw CommonErrors.invalidApiKey();
     const id = `key_${match[1]}`;
-    const key = await this.knownKey(id, hashSecret(match[2]));
+    const key = await this.knownKey(id, sha256(match[2]));
     if (!key) throw CommonErrors.invalidApiKey();
 
     if (isStale(key.lastUsedAt)) await this.recordUse(id);

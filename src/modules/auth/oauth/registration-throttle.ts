@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError } from 'src/common/errors/app-error.js';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { clientNetwork } from 'src/modules/auth/rate-limits.js';
@@ -27,12 +27,10 @@ export class RegistrationThrottle {
     const key = `oauth-register:${address === undefined ? 'unknown' : clientNetwork(address)}`;
     const record = await this.storage.increment(key, WINDOW_MS, limit);
     if (record.isBlocked) {
-      throw new AppError(
-        429,
-        'rate_limit_exceeded',
+      throw CommonErrors.rateLimited(
+        record.timeToExpire,
         `Too many client registrations; retry in ${record.timeToExpire} seconds`,
         { limit, window_seconds: WINDOW_MS / 1000 },
-        { 'Retry-After': String(record.timeToExpire) },
       );
     }
   }

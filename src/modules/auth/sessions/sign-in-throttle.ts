@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError } from 'src/common/errors/app-error.js';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { clientNetwork } from 'src/modules/auth/rate-limits.js';
@@ -54,12 +54,13 @@ export class SignInThrottle {
       // Refused before it ran, the attempt uses up neither budget (the spent one stays at its limit).
       await giveBack();
       const retryAfter = Math.max(...blocked.map((record) => record.timeToExpire));
-      throw new AppError(
-        429,
-        'rate_limit_exceeded',
+      throw CommonErrors.rateLimited(
+        retryAfter,
         `Too many sign-in attempts; retry in ${retryAfter} seconds`,
-        { limit: maxAttempts, window_seconds: windowSeconds },
-        { 'Retry-After': String(retryAfter) },
+        {
+          limit: maxAttempts,
+          window_seconds: windowSeconds,
+        },
       );
     }
     return giveBack;
