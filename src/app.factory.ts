@@ -15,9 +15,10 @@ import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/j
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/authorization.service.js';
-import { resourceMetadataUrl } from 'src/modules/auth/oauth/resources.js';
+import { isMcpRequest, MCP_SCOPES, resourceMetadataUrl } from 'src/modules/auth/oauth/resources.js';
 import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
 import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
+import { mcpOriginGate } from 'src/modules/mcp/mcp-origins.js';
 
 /** Builds the HTTP application: the module graph plus everything that applies to every request. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -40,6 +41,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   // Shutdown waits for the requests under way, and refuses new ones, before the pools close.
   const inFlight = app.get(InFlightRequests);
   app.use(inFlight.middleware);
+  // Before credentials and bodies are read: the MCP endpoints' DNS-rebinding defence and CORS.
+  app.use(mcpOriginGate(config));
   app.useGlobalInterceptors(inFlight);
   // The plain listener of HTTP_REDIRECT_PORT (see main.ts) serves this app too, and redirects all but probes.
   if (config.forceHttps || config.tls?.httpRedirectPort) {
@@ -58,7 +61,12 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(refuseMalformedUtf8);
   app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);
-  app.useGlobalFilters(new AllExceptionsFilter(logger, (request) => resourceMetadataUrl(request, config)));
+  app.useGlobalFilters(
+    new AllExceptionsFilter(logger, (request) => ({
+      metadataUrl: resourceMetadataUrl(request, config),
+      scopes: isMcpRequest(request) ? MCP_SCOPES : null,
+    })),
+  );
   app.useGlobalPipes(new AppValidationPipe());
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
     jsonDocumentUrl: 'docs/openapi.json',

@@ -16,6 +16,7 @@ import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { DocumentsModule } from 'src/modules/documents/documents.module.js';
 import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
+import { McpModule } from 'src/modules/mcp/mcp.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
 
 @Module({})
@@ -44,6 +45,7 @@ export class AppModule {
         DatasetsModule,
         DocumentsModule,
         SearchModule,
+        McpModule,
       ],
       providers: [
         InFlightRequests,

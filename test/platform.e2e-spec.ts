@@ -51,7 +51,9 @@ describe('Health, readiness and API documentation', () => {
       '/v1/datasets/{dataset_id}/documents',
       '/v1/datasets/{dataset_id}/documents/{document_id}',
       '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
+      '/v1/mcp',
       '/v1/mcp/batch-query',
+      '/v1/mcp/datasets/{dataset_id}',
       '/v1/mcp/query',
     ]);
     expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
@@ -174,11 +176,15 @@ describe('Health, readiness and API documentation', () => {
       .flatMap((operations) => Object.values(operations))
       .flatMap((operation) =>
         Object.values(
-          (operation.requestBody as { content?: Record<string, { schema: { $ref: string } }> } | undefined)
+          (operation.requestBody as { content?: Record<string, { schema: { $ref?: string } }> } | undefined)
             ?.content ?? {},
         ),
       )
-      .map(({ schema }) => schema.$ref.split('/').pop()!);
+      // The MCP endpoints take a JSON-RPC message, which the MCP server validates.
+      .flatMap(({ schema }) => (schema.$ref ? [schema.$ref.split('/').pop()!] : []));
+    expect(
+      document.paths['/v1/mcp'].post.requestBody.content['application/json'].schema.description,
+    ).toContain('JSON-RPC');
     expect(new Set(requestSchemas)).toEqual(
       new Set([
         'CreateDatasetDto',

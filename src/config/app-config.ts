@@ -54,6 +54,8 @@ export interface AppConfig {
   };
   /** Origins whose pages may send cookie-authenticated writes; null: the service's own origin only. */
   webOrigins: string[] | null;
+  /** Browser origins allowed to call the MCP endpoint besides the service's own (DNS-rebinding defence). */
+  mcpOrigins: string[];
   /** Sign-in attempts allowed per client address and per email in each window, before 429. */
   signIn: { maxAttempts: number; windowSeconds: number };
   /** OAuth client registrations allowed per client address and hour (RFC 7591 is open to anyone). */
@@ -358,6 +360,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       secureCookie: false, // decided below, from how the service is reached
     },
     webOrigins: parseOrigins(read, 'WEB_ORIGINS'),
+    mcpOrigins: parseOrigins(read, 'MCP_ORIGINS') ?? [],
     signIn: {
       maxAttempts: read.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),
       windowSeconds: read.int('SIGN_IN_WINDOW_SECONDS', 15 * 60, 1, 86_400),

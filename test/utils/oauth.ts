@@ -1,4 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { TestApp } from './test-app.js';
 import type { CreatedUser } from './users.js';
 
@@ -217,4 +223,57 @@ export async function tokensFor(
     scope: string;
     expires_in: number;
   };
+}
+
+/**
+ * The MCP SDK's own client, as an agent runs it: its provider keeps what the SDK hands it, and sends
+ * "the person" through sign-in and consent over HTTP when the SDK asks for a redirect.
+ */
+export class TestClientProvider implements OAuthClientProvider {
+  information?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  returnedTo?: URL;
+
+  constructor(
+    private readonly browser: FormBrowser,
+    private readonly user: CreatedUser,
+  ) {}
+
+  get redirectUrl() {
+    return REDIRECT_URI;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'MCP SDK test client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state() {
+    return 'sdk-state';
+  }
+  clientInformation() {
+    return this.information;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed) {
+    this.information = information;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  async redirectToAuthorization(url: URL) {
+    this.returnedTo = await authorizeInBrowser(this.browser, url.href, this.user);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
 }

@@ -63,6 +63,31 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return CONNECT_ERROR_CODES.has(String((error as { code?: unknown }).code));
 }
 
+/** What a bearer challenge says about the resource a request is addressed to. */
+export interface ChallengedResource {
+  /** Where its metadata is published (RFC 9728); null when the request's Host is unusable. */
+  metadataUrl: string | null;
+  /** The scopes a client should ask for there, when the resource names them. */
+  scopes: readonly string[] | null;
+}
+
+/**
+ * Any error as the contract reports it: an AppError as it is, the body parser's and the database's
+ * failures by their codes, anything unexpected as 500 internal_error. Logs what is worth a line: the
+ * stack of an unexpected error, one line for a known failure of the service (a timeout, an
+ * unavailable provider).
+ */
+export function reportedError(exception: unknown, request: Request, logger: Logger): AppError {
+  const error = toAppError(exception, request);
+  if (!(exception instanceof AppError)) {
+    if (error.status >= 500)
+      logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
+  } else if (error.status >= 500) {
+    logger.warn({ req_id: request.id, code: error.code, details: error.details }, error.message);
+  }
+  return error;
+}
+
 /**
  * Turns every error into the contract's body and status. Known errors keep their code; anything
  * unexpected becomes 500 internal_error, is logged with its stack, and leaks nothing to the client.
@@ -71,70 +96,65 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     @Inject(LOGGER) private readonly logger: Logger,
-    /** Where the metadata of the resource a request is addressed to is (RFC 9728), for challenges. */
-    private readonly resourceMetadata: (request: Request) => string | null = () => null,
+    /** The resource a request is addressed to, for the challenges of 401 and 403 (RFC 9728). */
+    private readonly resourceOf: (request: Request) => ChallengedResource = () => ({
+      metadataUrl: null,
+      scopes: null,
+    }),
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const error = this.toAppError(exception, request);
-
-    if (!(exception instanceof AppError)) {
-      if (error.status >= 500)
-        this.logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
-    } else if (error.status >= 500) {
-      // A known failure (a timeout, an unavailable provider): worth a line, not a stack.
-      this.logger.warn({ req_id: request.id, code: error.code, details: error.details }, error.message);
-    }
+    const error = reportedError(exception, request, this.logger);
     if (response.headersSent) return;
 
     const body: ErrorBody = { error: error.message, code: error.code };
     if (error.details !== undefined) body.details = error.details;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
-    const challenge = bearerChallenge(error, request, this.resourceMetadata);
+    const challenge = bearerChallenge(error, request, this.resourceOf);
     if (challenge) response.setHeader('WWW-Authenticate', challenge);
     if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
     response.status(error.status).json(body);
   }
+}
 
-  private toAppError(exception: unknown, request: Request): AppError {
-    if (exception instanceof AppError) return exception;
-    // Nest wraps the body parser's errors in HttpExceptions, keeping the original as the cause.
-    const cause = exception instanceof HttpException ? exception.cause : exception;
-    if (isBodyParserError(cause)) {
-      switch (cause.type) {
-        case 'entity.parse.failed':
-          return CommonErrors.invalidJson(cause.message);
-        case 'entity.too.large':
-          return CommonErrors.payloadTooLarge(cause.limit ?? 0);
-        case 'encoding.unsupported':
-          return CommonErrors.unsupportedContentEncoding(request.headers['content-encoding']);
-        case 'charset.unsupported':
-          return CommonErrors.unsupportedMediaType(request.headers['content-type'], [
-            'application/json; charset=utf-8',
-          ]);
-        case 'request.aborted':
-          return CommonErrors.requestAborted();
-      }
+function toAppError(exception: unknown, request: Request): AppError {
+  if (exception instanceof AppError) return exception;
+  // Nest wraps the body parser's errors in HttpExceptions, keeping the original as the cause.
+  const cause = exception instanceof HttpException ? exception.cause : exception;
+  if (isBodyParserError(cause)) {
+    switch (cause.type) {
+      case 'entity.parse.failed':
+        return CommonErrors.invalidJson(cause.message);
+      case 'entity.too.large':
+        return CommonErrors.payloadTooLarge(cause.limit ?? 0);
+      case 'encoding.unsupported':
+        return CommonErrors.unsupportedContentEncoding(request.headers['content-encoding']);
+      case 'charset.unsupported':
+        return CommonErrors.unsupportedMediaType(request.headers['content-type'], [
+          'application/json; charset=utf-8',
+        ]);
+      case 'request.aborted':
+        return CommonErrors.requestAborted();
     }
-    if (isDatabaseUnavailable(cause)) return CommonErrors.databaseUnavailable();
-    if (isDecompressionError(cause)) {
-      return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
-    }
-    // Express could not decode a path parameter (`/v1/datasets/%E0%A4%A`).
-    if (cause instanceof URIError) {
-      return CommonErrors.validation([{ field: 'path', issue: 'holds a malformed percent-encoding' }]);
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      if (status === 404) return CommonErrors.notFound(request.method, request.path);
-      if (status === 413) return CommonErrors.payloadTooLarge(0);
-      if (status < 500) return new AppError(status, httpCode(status), exception.message);
-    }
-    return CommonErrors.internal();
   }
+  if (isDatabaseUnavailable(cause)) return CommonErrors.databaseUnavailable();
+  if (isDecompressionError(cause)) {
+    return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
+  }
+  // Express could not decode a path parameter (`/v1/datasets/%E0%A4%A`).
+  if (cause instanceof URIError) {
+    return CommonErrors.validation([{ field: 'path', issue: 'holds a malformed percent-encoding' }]);
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status === 404) return CommonErrors.notFound(request.method, request.path);
+    if (status === 413) return CommonErrors.payloadTooLarge(0);
+    if (status < 500) return new AppError(status, httpCode(status), exception.message);
+  }
+  return CommonErrors.internal();
 }
 
 function httpCode(status: number): string {
@@ -168,18 +188,23 @@ const BEARER_ERRORS: Record<string, string> = {
 function bearerChallenge(
   error: AppError,
   request: Request,
-  resourceMetadata: (request: Request) => string | null,
+  resourceOf: (request: Request) => ChallengedResource,
 ): string | null {
   const bearer = /^bearer /i.test(request.headers.authorization ?? '');
+  const resource = request.path.startsWith('/v1/') ? resourceOf(request) : null;
+  const scopes = resource?.scopes ?? [];
   let params: string;
   if (error.status === 401) {
     const code = BEARER_ERRORS[error.code];
-    params = code ? `, error="${code}"` : '';
+    params = `${code ? `, error="${code}"` : ''}${scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : ''}`;
   } else if (error.status === 403 && error.code === 'insufficient_scope' && bearer) {
-    params = `, error="insufficient_scope", scope="${String(error.details?.required_scope)}"`;
+    // What the resource asks for, and the scope this request lacked: a client that asks for these
+    // keeps what it could do and gains what it tried (MCP's step-up authorization).
+    const wanted = new Set([...scopes, String(error.details?.required_scope)]);
+    params = `, error="insufficient_scope", scope="${[...wanted].join(' ')}"`;
   } else {
     return null;
   }
-  const metadata = request.path.startsWith('/v1/') ? resourceMetadata(request) : null;
+  const metadata = resource?.metadataUrl;
   return `Bearer realm="dataset-search"${params}${metadata ? `, resource_metadata="${metadata}"` : ''}`;
 }

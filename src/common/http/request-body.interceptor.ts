@@ -30,6 +30,14 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 /** The media types a route takes as its body; JSON when a route does not say. */
 export const Accepts = (...types: string[]) => SetMetadata(ACCEPTS, types);
 
+const ANSWERS_BODY_ERRORS = 'answers_body_errors';
+
+/**
+ * The route answers what is wrong with its body itself, in a protocol of its own (the MCP endpoint
+ * answers JSON-RPC errors): `request.bodyError` and the media type are left to it.
+ */
+export const AnswersBodyErrors = () => SetMetadata(ANSWERS_BODY_ERRORS, true);
+
 function hasBody(request: Request): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -47,6 +55,9 @@ export class RequestBodyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request>();
+    if (this.reflector.get<boolean | undefined>(ANSWERS_BODY_ERRORS, context.getHandler())) {
+      return next.handle();
+    }
     if (METHODS_WITH_BODY.has(request.method) && hasBody(request)) {
       const allowed = this.reflector.get<string[] | undefined>(ACCEPTS, context.getHandler()) ?? [
         ...DEFAULT_TYPES,

@@ -1,10 +1,25 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { CommonErrors } from 'src/common/errors/app-error.js';
+import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { rateLimitTracker } from 'src/modules/auth/rate-limits.js';
 import type { WindowRecord } from 'src/modules/auth/redis-throttler.storage.js';
+
+const ANSWERS_RATE_LIMIT = 'answers_rate_limit';
+
+/**
+ * The route answers a spent budget itself, from `request.rateLimitError` (the MCP endpoint answers a
+ * tool call with a tool error an agent can read). It must do no work for such a request.
+ */
+export const AnswersRateLimit = () => SetMetadata(ANSWERS_RATE_LIMIT, true);
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** A spent budget on a route that answers it itself (`AnswersRateLimit`). */
+    rateLimitError?: AppError;
+  }
+}
 
 /**
  * Second global guard: runs after authentication, so the limit is the caller's tier's. Sets
@@ -48,7 +63,11 @@ export class RateLimitGuard extends ThrottlerGuard {
     const resetAt =
       (record as Partial<WindowRecord>).resetAt ?? Math.ceil(Date.now() / 1000) + record.timeToExpire;
     response.setHeader('X-RateLimit-Reset', String(resetAt));
-    if (record.isBlocked) throw CommonErrors.rateLimited(Math.max(1, record.timeToExpire));
+    if (record.isBlocked) {
+      const error = CommonErrors.rateLimited(Math.max(1, record.timeToExpire));
+      if (!this.reflector.get<boolean | undefined>(ANSWERS_RATE_LIMIT, context.getHandler())) throw error;
+      request.rateLimitError = error;
+    }
     return true;
   }
 }

@@ -11,5 +11,6 @@ import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queu
   imports: [ChunkIndexModule, DatasetsModule, DocumentStoreModule, IngestionQueueModule],
   controllers: [DocumentsController],
   providers: [DocumentsService, UploadInterceptor],
+  exports: [DocumentsService],
 })
 export class DocumentsModule {}

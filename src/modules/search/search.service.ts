@@ -68,11 +68,12 @@ export class SearchService {
 
   /**
    * Each query's results, in the queries' order: all checked first, then searched together within
-   * one deadline, `SEARCH_BATCH_CONCURRENCY` at a time.
+   * one deadline, `SEARCH_BATCH_CONCURRENCY` at a time. `onAnswered` hears how many are done.
    */
   async batch(
     caller: Principal,
     request: BatchQueryDto,
+    onAnswered?: (answered: number) => void,
   ): Promise<{ query: string; results: SearchResultDto[] }[]> {
     const { queries } = request;
     if (queries.length > SEARCH_LIMITS.batchQueries) throw SearchErrors.tooManyQueries(queries.length);
@@ -81,10 +82,12 @@ export class SearchService {
     queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
     return this.withinDeadline(async (deadline) => {
       const prepared = await this.prepare(caller, request.dataset_id, request, queries, { deadline });
-      return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => ({
-        query,
-        results: await this.search(prepared, query, request, deadline),
-      }));
+      let answered = 0;
+      return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => {
+        const results = await this.search(prepared, query, request, deadline);
+        onAnswered?.(++answered);
+        return { query, results };
+      });
     });
   }
 

@@ -87,13 +87,21 @@ export class OAuthController {
     };
   }
 
-  @Get(['.well-known/oauth-protected-resource/v1', '.well-known/oauth-protected-resource/v1/mcp'])
+  /**
+   * Each resource's metadata at its own well-known address (RFC 9728), and the MCP endpoint's at the
+   * root one too: clients of MCP's first authorization spec look there.
+   */
+  @Get([
+    '.well-known/oauth-protected-resource',
+    '.well-known/oauth-protected-resource/v1',
+    '.well-known/oauth-protected-resource/v1/mcp',
+  ])
   @Public()
   protectedResourceMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
     metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
     const resources = resourcesOf(base);
-    const mcp = request.path.endsWith('/mcp');
+    const mcp = !request.path.replace(/\/+$/, '').endsWith('/v1');
     return {
       resource: mcp ? resources.mcp : resources.api,
       authorization_servers: [base],
@@ -106,6 +114,7 @@ export class OAuthController {
 
   @Options([
     '.well-known/oauth-authorization-server',
+    '.well-known/oauth-protected-resource',
     '.well-known/oauth-protected-resource/v1',
     '.well-known/oauth-protected-resource/v1/mcp',
     'oauth/register',

@@ -14,7 +14,14 @@ const derived = { publicBaseUrl: null };
 
 describe('resources', () => {
   it('addresses the MCP endpoint as routing matches it: any case, a trailing slash', () => {
-    for (const path of ['/v1/mcp', '/v1/mcp/', '/V1/MCP', '/v1/Mcp//']) {
+    for (const path of [
+      '/v1/mcp',
+      '/v1/mcp/',
+      '/V1/MCP',
+      '/v1/Mcp//',
+      '/v1/mcp/datasets/ds_1',
+      '/v1/MCP/datasets/x/',
+    ]) {
       expect([path, resourceOfRequest(request(path), derived)]).toEqual([
         path,
         'https://api.example.com/v1/mcp',
@@ -23,7 +30,13 @@ describe('resources', () => {
   });
 
   it('addresses every other route to the REST API, the REST routes under /v1/mcp/ included', () => {
-    for (const path of ['/v1/datasets', '/v1/mcp/query', '/v1/mcpx']) {
+    for (const path of [
+      '/v1/datasets',
+      '/v1/mcp/query',
+      '/v1/mcpx',
+      '/v1/mcp/datasets',
+      '/v1/mcp/datasets/a/b',
+    ]) {
       expect([path, resourceOfRequest(request(path), derived)]).toEqual([path, 'https://api.example.com/v1']);
     }
   });
@@ -46,6 +59,9 @@ describe('resources', () => {
       'https://api.example.com/.well-known/oauth-protected-resource/v1',
     );
     expect(resourceMetadataUrl(request('/v1/mcp'), derived)).toBe(
+      'https://api.example.com/.well-known/oauth-protected-resource/v1/mcp',
+    );
+    expect(resourceMetadataUrl(request('/v1/mcp/datasets/ds_1'), derived)).toBe(
       'https://api.example.com/.well-known/oauth-protected-resource/v1/mcp',
     );
   });

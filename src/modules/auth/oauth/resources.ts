@@ -2,9 +2,19 @@ import type { Request } from 'express';
 import { AppError } from 'src/common/errors/app-error.js';
 import { HOST } from 'src/common/http/host.js';
 import type { AppConfig } from 'src/config/app-config.js';
+import type { Scope } from 'src/modules/auth/auth.types.js';
 
-/** The path of the MCP endpoint, a resource of its own; every other route under /v1 is the REST API's. */
+/**
+ * The path of the MCP endpoint, a resource of its own together with its per-dataset endpoints
+ * (`/v1/mcp/datasets/{id}`); every other route under /v1 is the REST API's, `/v1/mcp/query` included.
+ */
 export const MCP_PATH = '/v1/mcp';
+
+/**
+ * The scopes an MCP client is asked for (the `scope` of the endpoint's challenges): reading and
+ * searching. A tool that writes asks for more when it is called (step-up authorization).
+ */
+export const MCP_SCOPES: readonly Scope[] = ['search', 'datasets:read', 'documents:read'];
 
 /**
  * Where this service is reached: `PUBLIC_BASE_URL`, or else the origin the request came to (a
@@ -24,9 +34,10 @@ export function resourcesOf(base: string): { api: string; mcp: string } {
   return { api: `${base}/v1`, mcp: `${base}${MCP_PATH}` };
 }
 
-/** Whether a request is addressed to the MCP endpoint, as routing sees it (case and trailing slash aside). */
-function isMcpRequest(request: Request): boolean {
-  return request.path.toLowerCase().replace(/\/+$/, '') === MCP_PATH;
+/** Whether a request is addressed to an MCP endpoint, as routing sees it (case and trailing slash aside). */
+export function isMcpRequest(request: Request): boolean {
+  const path = request.path.toLowerCase().replace(/\/+$/, '');
+  return path === MCP_PATH || /^\/v1\/mcp\/datasets\/[^/]+$/.test(path);
 }
 
 /** The resource a request is addressed to, which its token's audience must be. */

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { TextChunk } from 'src/modules/mcp/document-text.js';
+
+/** Where a search result's chunk lies: its document and its place there. */
+export interface ChunkPlace {
+  documentId: string;
+  datasetId: string;
+  filename: string | null;
+  /** The chunk's place in its document, 0 first. */
+  ordinal: number;
+  /** Page or slide, for formats that have them. */
+  page: number | null;
+}
+
+export interface PlacedChunk extends TextChunk {
+  id: string;
+  documentId: string;
+  ordinal: number;
+  page: number | null;
+}
+
+/** How many chunks a page of a document's text reads at a time. */
+const CHUNKS_PER_READ = 32;
+
+/** What the MCP tools read beyond the REST API's services: where chunks lie, and documents' text. */
+@Injectable()
+export class McpRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The places of the given chunks; a chunk deleted since it was found is left out. */
+  async chunkPlaces(chunkIds: string[]): Promise<Map<string, ChunkPlace>> {
+    if (chunkIds.length === 0) return new Map();
+    const rows = await this.db.query<
+      {
+        id: string;
+        document_id: string;
+        dataset_id: string;
+        filename: string | null;
+        ordinal: number;
+        page: number | null;
+      }[]
+    >(
+      `SELECT c.id, c.document_id, d.dataset_id, d.filename, c.ordinal, c.page
+         FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE c.id = ANY($1)`,
+      [chunkIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          documentId: row.document_id,
+          datasetId: row.dataset_id,
+          filename: row.filename,
+          ordinal: row.ordinal,
+          page: row.page,
+        },
+      ]),
+    );
+  }
+
+  /** The dataset and document of a chunk, or null for an unknown chunk. */
+  async chunkOwner(
+    chunkId: string,
+  ): Promise<{ documentId: string; datasetId: string; ordinal: number } | null> {
+    const [row] = await this.db.query<{ document_id: string; dataset_id: string; ordinal: number }[]>(
+      `SELECT c.document_id, d.dataset_id, c.ordinal
+         FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE c.id = $1`,
+      [chunkId],
+    );
+    return row ? { documentId: row.document_id, datasetId: row.dataset_id, ordinal: row.ordinal } : null;
+  }
+
+  /** The dataset a document belongs to, or null for an unknown document. */
+  async datasetOf(documentId: string): Promise<string | null> {
+    const [row] = await this.db.query<{ dataset_id: string }[]>(
+      `SELECT dataset_id FROM documents WHERE id = $1`,
+      [documentId],
+    );
+    return row?.dataset_id ?? null;
+  }
+
+  /**
+   * A document's chunks in order from the one holding offset `from`, read `CHUNKS_PER_READ` at a
+   * time for as long as `wantsMore` says, so that a page of a large document reads only its own.
+   */
+  async *chunksFrom(documentId: string, from: number): AsyncGenerator<PlacedChunk[]> {
+    let afterOrdinal = -1;
+    for (;;) {
+      const rows = await this.db.query<ChunkRow[]>(
+        `SELECT id, document_id, ordinal, page, content, char_start, char_end FROM chunks
+          WHERE document_id = $1 AND ordinal > $2 AND char_end > $3
+          ORDER BY ordinal LIMIT ${CHUNKS_PER_READ}`,
+        [documentId, afterOrdinal, from],
+      );
+      if (rows.length === 0) return;
+      yield rows.map(placed);
+      if (rows.length < CHUNKS_PER_READ) return;
+      afterOrdinal = rows[rows.length - 1].ordinal;
+    }
+  }
+
+  /** A chunk with the `radius` chunks on either side of it, in order. */
+  async neighbourhood(documentId: string, ordinal: number, radius: number): Promise<PlacedChunk[]> {
+    const rows = await this.db.query<ChunkRow[]>(
+      `SELECT id, document_id, ordinal, page, content, char_start, char_end FROM chunks
+        WHERE document_id = $1 AND ordinal BETWEEN $2 AND $3
+        ORDER BY ordinal`,
+      [documentId, ordinal - radius, ordinal + radius],
+    );
+    return rows.map(placed);
+  }
+
+  /** The length of a document's text as its chunks cover it (the last one ends there). */
+  async textLength(documentId: string): Promise<number> {
+    const [row] = await this.db.query<{ char_end: number }[]>(
+      `SELECT char_end FROM chunks WHERE document_id = $1 ORDER BY ordinal DESC LIMIT 1`,
+      [documentId],
+    );
+    return row?.char_end ?? 0;
+  }
+}
+
+interface ChunkRow {
+  id: string;
+  document_id: string;
+  ordinal: number;
+  page: number | null;
+  content: string;
+  char_start: number;
+  char_end: number;
+}
+
+function placed(row: ChunkRow): PlacedChunk {
+  return {
+    id: row.id,
+    documentId: row.document_id,
+    ordinal: row.ordinal,
+    page: row.page,
+    content: row.content,
+    charStart: row.char_start,
+    charEnd: row.char_end,
+  };
+}
