@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -445,7 +446,7 @@ describe('MCP endpoint', () => {
     it('asks for credentials at a private dataset, and serves it to its owner', async () => {
       const refused = await post(t, `/v1/mcp/datasets/${manuals}`, INITIALIZE).expect(401);
       expect(refused.headers['www-authenticate']).toBe(
-        `Bearer realm="dataset-search", scope="search datasets:read documents:read", ` +
+        `Bearer realm="dataset-search", scope="search datasets:read documents:read documents:write", ` +
           `resource_metadata="${t.url}/.well-known/oauth-protected-resource/v1/mcp"`,
       );
       const client = await connect(`${t.url}/v1/mcp/datasets/${manuals}`, key.api_key);
@@ -461,7 +462,7 @@ describe('MCP endpoint', () => {
     it('challenges a request without credentials, naming its metadata and scopes', async () => {
       const response = await post(t, '/v1/mcp', INITIALIZE).expect(401);
       expect(response.headers['www-authenticate']).toBe(
-        `Bearer realm="dataset-search", scope="search datasets:read documents:read", ` +
+        `Bearer realm="dataset-search", scope="search datasets:read documents:read documents:write", ` +
           `resource_metadata="${t.url}/.well-known/oauth-protected-resource/v1/mcp"`,
       );
       for (const path of [
@@ -525,7 +526,13 @@ describe('MCP endpoint', () => {
       // The person signed in and consented; the client redeems the code it was sent back with.
       const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
       await transport.finishAuth(provider.returnedTo!.searchParams.get('code')!);
-      expect(provider.saved?.scope?.split(' ').sort()).toEqual(['datasets:read', 'documents:read', 'search']);
+      // Asked for what the tools use; the member's role holds it all.
+      expect(provider.saved?.scope?.split(' ').sort()).toEqual([
+        'datasets:read',
+        'documents:read',
+        'documents:write',
+        'search',
+      ]);
       const client = new Client({ name: 'agent', version: '1.0.0' });
       await client.connect(transport);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('search');
@@ -545,29 +552,26 @@ describe('MCP endpoint', () => {
       await client.close();
     });
 
-    it('asks for write access when a tool needs it (step-up), and gets it', async () => {
+    it('asks the person again when a tool needs a scope the token lacks (step-up)', async () => {
       const url = new URL(`${t.url}/v1/mcp`);
-      // A client that keeps no refresh token: SDK 1.32, holding one, refreshes rather than asking the
-      // person again, and a refresh never widens a grant.
-      const provider = new (class extends TestClientProvider {
-        override saveTokens(tokens: Parameters<TestClientProvider['saveTokens']>[0]) {
-          super.saveTokens({ ...tokens, refresh_token: undefined });
-        }
-      })(new FormBrowser(t.url), member);
-      await expect(
-        new Client({ name: 'agent', version: '1' }).connect(
-          new StreamableHTTPClientTransport(url, { authProvider: provider }),
-        ),
-      ).rejects.toThrow(UnauthorizedError);
+      // A token of an earlier consent, for reading only, held without a refresh token: a client that
+      // holds one refreshes instead (the SDK's, 1.32), and a refresh never widens a grant.
+      const registered = await registerClient(t);
+      const narrow = await tokensFor(t, registered, member, {
+        resource: `${t.url}/v1/mcp`,
+        scope: 'search datasets:read documents:read',
+      });
+      const provider = new TestClientProvider(new FormBrowser(t.url), member);
+      provider.information = registered;
+      provider.saved = { access_token: narrow.access_token, token_type: 'Bearer', scope: narrow.scope };
       const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
-      await transport.finishAuth(provider.returnedTo!.searchParams.get('code')!);
       const client = new Client({ name: 'agent', version: '1' });
       await client.connect(transport);
       const add = {
         name: 'add_document',
         arguments: { dataset_id: openData, content: 'Written by an agent.' },
       };
-      // 403 insufficient_scope: the client asks the person again, for the scopes the challenge names.
+      // 403 insufficient_scope: the client sends the person to consent to the scopes the challenge names.
       await expect(client.callTool(add)).rejects.toThrow(UnauthorizedError);
       await transport.finishAuth(provider.returnedTo!.searchParams.get('code')!);
       expect(provider.saved?.scope?.split(' ')).toContain('documents:write');
@@ -582,11 +586,24 @@ describe('MCP endpoint', () => {
       client = await registerClient(t);
     });
 
-    it('a token issued for the REST API', async () => {
+    it('a token issued for the REST API, at either endpoint', async () => {
       const tokens = await tokensFor(t, client, member, { resource: `${t.url}/v1` });
-      const response = await post(t, '/v1/mcp', INITIALIZE, bearer(tokens.access_token)).expect(401);
-      expect(response.body.code).toBe('invalid_token');
-      expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+      for (const path of ['/v1/mcp', `/v1/mcp/datasets/${openData}`]) {
+        const response = await post(t, path, INITIALIZE, bearer(tokens.access_token)).expect(401);
+        expect(response.body.code).toBe('invalid_token');
+        expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+      }
+    });
+
+    it('a write without credentials, at a public dataset’s endpoint', async () => {
+      const call = {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'add_document', arguments: { content: 'spam' } },
+      };
+      const response = await post(t, `/v1/mcp/datasets/${openData}`, call).expect(401);
+      expect(response.headers['www-authenticate']).toContain('resource_metadata=');
     });
 
     it('a token without the search scope, and one without a tool’s scope', async () => {
@@ -597,10 +614,14 @@ describe('MCP endpoint', () => {
       const refused = await post(t, '/v1/mcp', INITIALIZE, bearer(readOnly.access_token)).expect(403);
       expect(refused.body.code).toBe('insufficient_scope');
       expect(refused.headers['www-authenticate']).toContain(
-        'error="insufficient_scope", scope="search datasets:read documents:read"',
+        'error="insufficient_scope", scope="search datasets:read documents:read documents:write"',
       );
 
-      const searchOnly = await tokensFor(t, client, member, { resource: `${t.url}/v1/mcp`, scope: 'search' });
+      // The challenge keeps what the token holds (datasets:write, which MCP clients are not asked for).
+      const searchOnly = await tokensFor(t, client, member, {
+        resource: `${t.url}/v1/mcp`,
+        scope: 'search datasets:write',
+      });
       const call = {
         jsonrpc: '2.0',
         id: 2,
@@ -612,6 +633,9 @@ describe('MCP endpoint', () => {
         'MCP-Protocol-Version': '2025-06-18',
       }).expect(403);
       expect(lacking.body.details).toEqual({ required_scope: 'datasets:read' });
+      expect(lacking.headers['www-authenticate']).toContain(
+        'scope="search datasets:read documents:read documents:write datasets:write"',
+      );
     });
 
     it('a dataset outside the grant', async () => {
@@ -629,6 +653,26 @@ describe('MCP endpoint', () => {
         await agent.callTool({ name: 'list_datasets', arguments: {} }),
       );
       expect(listed.datasets.map((d) => d.id)).toEqual([openData]);
+      // Every other way into the dataset: its documents, one of its results, its resource, the prompt.
+      const { rows } = await t.sql.query<{ id: string }>('SELECT id FROM chunks WHERE document_id = $1', [
+        guideId,
+      ]);
+      const refusals = await Promise.all([
+        agent.callTool({ name: 'list_documents', arguments: { dataset_id: manuals } }),
+        agent.callTool({ name: 'fetch', arguments: { id: guideId } }),
+        agent.callTool({ name: 'fetch', arguments: { id: rows[0].id } }),
+      ]);
+      expect(refusals.map((result) => toolError(result).code)).toEqual([
+        'dataset_not_found',
+        'document_not_found',
+        'chunk_not_found',
+      ]);
+      await expect(agent.readResource({ uri: `dataset://${manuals}` })).rejects.toThrow(/Resource not found/);
+      await expect(
+        agent.getPrompt({ name: 'ask_dataset', arguments: { dataset_id: manuals, question: 'x' } }),
+      ).rejects.toThrow(/not found/);
+      const { resources } = await agent.listResources();
+      expect(resources.map((r) => r.uri)).toEqual([`dataset://${openData}`]);
       await agent.close();
       await post(t, `/v1/mcp/datasets/${manuals}`, INITIALIZE, bearer(tokens.access_token)).expect(404);
     });
@@ -659,5 +703,67 @@ describe('MCP endpoint rate limits', () => {
     expect(spent.retry_after).toBeGreaterThan(0);
     await expect(client.listTools()).rejects.toThrow(/rate_limit_exceeded/);
     await client.close();
+  });
+});
+
+describe('MCP endpoint and a client that leaves', () => {
+  let reranker: Server;
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    // A reranker that takes its time, so that the client can leave while a tool runs.
+    reranker = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const { documents } = JSON.parse(body) as { documents: string[] };
+        const results = documents.map((_, index) => ({ index, relevance_score: 0.5 }));
+        setTimeout(() => response.writeHead(200).end(JSON.stringify({ results })), 1_500);
+      });
+    });
+    await new Promise<void>((resolve) => reranker.listen(0, '127.0.0.1', resolve));
+    t = await startTestApp({
+      RERANK_PROVIDER: 'http',
+      RERANK_MODEL: 'rerank-english-v3.0',
+      RERANK_BASE_URL: `http://127.0.0.1:${(reranker.address() as { port: number }).port}`,
+      SHUTDOWN_GRACE_SECONDS: '15',
+    });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+    const added = await t.http
+      .post(`/v1/datasets/${datasetId}/documents`)
+      .set(bearer(key))
+      .send({ content: 'The harbour ferry leaves at noon.' })
+      .expect(201);
+    await waitForDocument(t.http, key, datasetId, added.body.document_id as string);
+  });
+  afterAll(async () => {
+    await t.close();
+    reranker.close();
+  });
+
+  it('ends the request when the connection ends, rather than wait for ever for an answer to no one', async () => {
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'search', arguments: { dataset_id: datasetId, query: 'ferry', rerank: true } },
+    });
+    const request = httpRequest(`${t.url}/v1/mcp`, {
+      method: 'POST',
+      headers: { ...bearer(key), Accept: ACCEPT, 'Content-Type': 'application/json' },
+    });
+    request.on('error', () => undefined);
+    request.end(call);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    request.destroy();
+    // The tool's answer comes (the reranker answers at 1.5 s) and goes nowhere.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const started = Date.now();
+    await t.terminate();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(t.output()).not.toContain('requests still under way');
   });
 });

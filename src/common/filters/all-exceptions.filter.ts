@@ -198,9 +198,10 @@ function bearerChallenge(
     const code = BEARER_ERRORS[error.code];
     params = `${code ? `, error="${code}"` : ''}${scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : ''}`;
   } else if (error.status === 403 && error.code === 'insufficient_scope' && bearer) {
-    // What the resource asks for, and the scope this request lacked: a client that asks for these
-    // keeps what it could do and gains what it tried (MCP's step-up authorization).
-    const wanted = new Set([...scopes, String(error.details?.required_scope)]);
+    // What the resource asks for, what the token holds, and the scope this request lacked: a client
+    // that asks for these keeps what it could do and gains what it tried (MCP's step-up authorization).
+    const held = request.principal?.scopes ?? [];
+    const wanted = new Set([...scopes, ...held, String(error.details?.required_scope)]);
     params = `, error="insufficient_scope", scope="${[...wanted].join(' ')}"`;
   } else {
     return null;

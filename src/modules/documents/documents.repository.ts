@@ -63,6 +63,15 @@ export class DocumentsRepository {
     return documents.findOneByOrFail({ id: document.id });
   }
 
+  /** The dataset a document belongs to, or null for an unknown document. */
+  async datasetIdOf(documentId: string): Promise<string | null> {
+    const [row] = await this.db.query<{ dataset_id: string }[]>(
+      `SELECT dataset_id FROM documents WHERE id = $1`,
+      [documentId],
+    );
+    return row?.dataset_id ?? null;
+  }
+
   find(datasetId: string, documentId: string): Promise<DocumentEntity | null> {
     return this.db.getRepository(DocumentEntity).findOneBy({ id: documentId, datasetId });
   }

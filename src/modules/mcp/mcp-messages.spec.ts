@@ -20,7 +20,19 @@ describe('MCP messages', () => {
   });
 
   it('reads nothing into what it does not know: the MCP server answers it', () => {
-    for (const message of [call('nope'), call(42), null, 'text', [call('add_document')], { method: 5 }]) {
+    const inherited = ['constructor', 'toString', '__proto__', 'hasOwnProperty'].map((method) => ({
+      method,
+    }));
+    for (const message of [
+      call('nope'),
+      call(42),
+      call('constructor'),
+      null,
+      'text',
+      [call('add_document')],
+      { method: 5 },
+      ...inherited,
+    ]) {
       expect(requiredScopes(message)).toEqual([]);
     }
   });

@@ -1,5 +1,5 @@
 import type { Scope } from 'src/modules/auth/auth.types.js';
-import { TOOL_SCOPES } from 'src/modules/mcp/mcp.tools.js';
+import { TOOL_SCOPES } from 'src/modules/mcp/tool-definitions.js';
 
 /**
  * What the endpoint reads of a JSON-RPC message before the MCP server does: enough to ask for the
@@ -16,12 +16,15 @@ function asMessage(value: unknown): Message | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : null;
 }
 
-/** The scopes of the methods that read beyond search (each tool names its own, in `TOOLS`). */
-const METHOD_SCOPES: Readonly<Record<string, readonly Scope[]>> = {
-  'resources/list': ['datasets:read'],
-  'resources/read': ['datasets:read', 'documents:read'],
-  'prompts/get': ['datasets:read'],
-};
+/**
+ * The scopes of the methods that read beyond search (each tool names its own, in `TOOLS`). A map: a
+ * method is the caller's string, and `constructor` must not find Object's.
+ */
+const METHOD_SCOPES: ReadonlyMap<string, readonly Scope[]> = new Map([
+  ['resources/list', ['datasets:read']],
+  ['resources/read', ['datasets:read', 'documents:read']],
+  ['prompts/get', ['datasets:read']],
+]);
 
 /**
  * The scopes a message needs besides the endpoint's own (`search`): a tool's, or a method's. They are
@@ -35,7 +38,7 @@ export function requiredScopes(value: unknown): readonly Scope[] {
     const scope = typeof message.params?.name === 'string' ? TOOL_SCOPES.get(message.params.name) : undefined;
     return scope ? [scope] : [];
   }
-  return METHOD_SCOPES[message.method] ?? [];
+  return METHOD_SCOPES.get(message.method) ?? [];
 }
 
 /** A tools/call request, which is answered with a result even when it fails (`isError`). */

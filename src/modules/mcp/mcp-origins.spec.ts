@@ -17,8 +17,9 @@ describe('originIssue', () => {
   });
 
   it("takes the request's own origin only at a loopback address", () => {
-    for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000', 'LOCALHOST']) {
-      expect([host, originIssue(request(host, `http://${host}`), derived)]).toEqual([host, null]);
+    for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000', 'LocalHost:8080']) {
+      const origin = `http://${host.toLowerCase()}`;
+      expect([host, originIssue(request(host, origin), derived)]).toEqual([host, null]);
     }
     // DNS rebinding: the attacker's name resolves here, so its page is "same-origin".
     expect(originIssue(request('evil.example.com', 'http://evil.example.com'), derived)).toContain(

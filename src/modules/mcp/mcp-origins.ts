@@ -12,9 +12,9 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
  */
 function ownOrigin(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string | null {
   if (config.publicBaseUrl) return new URL(config.publicBaseUrl).origin;
-  const host = request.get('host') ?? '';
-  const hostname = host.replace(/:\d+$/, '').toLowerCase();
-  return LOOPBACK.has(hostname) ? `${request.protocol}://${host}` : null;
+  // Browsers write the origin's host in lower case, whatever the page's address had.
+  const host = (request.get('host') ?? '').toLowerCase();
+  return LOOPBACK.has(host.replace(/:\d+$/, '')) ? `${request.protocol}://${host}` : null;
 }
 
 /**

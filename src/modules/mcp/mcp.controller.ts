@@ -17,7 +17,8 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { jsonRpcError } from 'src/modules/mcp/json-rpc.js';
 import { asksForProgress, requiredScopes, toolCallId } from 'src/modules/mcp/mcp-messages.js';
-import { McpService, toolError } from 'src/modules/mcp/mcp.service.js';
+import { toolError } from 'src/modules/mcp/mcp-tools.service.js';
+import { McpService } from 'src/modules/mcp/mcp.service.js';
 
 const MESSAGE_SCHEMA = {
   type: 'object',

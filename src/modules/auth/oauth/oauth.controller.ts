@@ -101,7 +101,7 @@ export class OAuthController {
     metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
     const resources = resourcesOf(base);
-    const mcp = !request.path.replace(/\/+$/, '').endsWith('/v1');
+    const mcp = !request.path.toLowerCase().replace(/\/+$/, '').endsWith('/v1');
     return {
       resource: mcp ? resources.mcp : resources.api,
       authorization_servers: [base],

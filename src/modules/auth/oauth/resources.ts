@@ -11,10 +11,12 @@ import type { Scope } from 'src/modules/auth/auth.types.js';
 export const MCP_PATH = '/v1/mcp';
 
 /**
- * The scopes an MCP client is asked for (the `scope` of the endpoint's challenges): reading and
- * searching. A tool that writes asks for more when it is called (step-up authorization).
+ * The scopes an MCP client is asked for (the `scope` of the endpoint's challenges): those its tools
+ * use, which the person's role then caps. Asked for at once rather than when an agent first writes:
+ * a client holding a refresh token answers a 403 by refreshing (the SDK's, 1.32), and a refresh
+ * never widens a grant.
  */
-export const MCP_SCOPES: readonly Scope[] = ['search', 'datasets:read', 'documents:read'];
+export const MCP_SCOPES: readonly Scope[] = ['search', 'datasets:read', 'documents:read', 'documents:write'];
 
 /**
  * Where this service is reached: `PUBLIC_BASE_URL`, or else the origin the request came to (a

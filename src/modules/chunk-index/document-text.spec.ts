@@ -1,5 +1,5 @@
 import { SECTION_SEPARATOR, chunkText } from 'src/modules/embeddings/chunking/chunker.js';
-import { type TextChunk, textFrom } from 'src/modules/mcp/document-text.js';
+import { type TextChunk, textFrom } from 'src/modules/chunk-index/document-text.js';
 
 const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `word${from + i}`).join(' ');
 /** Short sentences, which the chunker repeats at the start of the next chunk (its overlap). */
@@ -60,6 +60,8 @@ describe('textFrom', () => {
     const emoji: TextChunk[] = [{ content: 'ab😀cd', charStart: 0, charEnd: 6 }];
     expect(textFrom(emoji, 0, 3)).toEqual({ text: 'ab', end: 2, truncated: true });
     expect(textFrom(emoji, 2, 3)).toEqual({ text: '😀c', end: 5, truncated: true });
+    // A page of one character still moves on: it takes the whole pair.
+    expect(textFrom(emoji, 2, 1)).toEqual({ text: '😀', end: 4, truncated: true });
   });
 
   it('gives nothing past the end', () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { TextChunk } from 'src/modules/mcp/document-text.js';
+import { type TextChunk, textFrom, type TextStretch } from 'src/modules/chunk-index/document-text.js';
 
 /** Where a search result's chunk lies: its document and its place there. */
 export interface ChunkPlace {
@@ -24,9 +24,13 @@ export interface PlacedChunk extends TextChunk {
 /** How many chunks a page of a document's text reads at a time. */
 const CHUNKS_PER_READ = 32;
 
-/** What the MCP tools read beyond the REST API's services: where chunks lie, and documents' text. */
+/**
+ * Chunks read as passages of their documents, for citing and reading them: where a search result lies,
+ * the passages around it, and a document's text, which is kept only as its chunks. Callers check that
+ * the caller may see the document (its dataset) first, as every read by id here is by document or chunk.
+ */
 @Injectable()
-export class McpRepository {
+export class PassagesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** The places of the given chunks; a chunk deleted since it was found is left out. */
@@ -74,20 +78,22 @@ export class McpRepository {
     return row ? { documentId: row.document_id, datasetId: row.dataset_id, ordinal: row.ordinal } : null;
   }
 
-  /** The dataset a document belongs to, or null for an unknown document. */
-  async datasetOf(documentId: string): Promise<string | null> {
-    const [row] = await this.db.query<{ dataset_id: string }[]>(
-      `SELECT dataset_id FROM documents WHERE id = $1`,
-      [documentId],
-    );
-    return row?.dataset_id ?? null;
+  /**
+   * Up to `maxCharacters` of a document's text from offset `from` (see `textFrom`), reading its chunks
+   * `CHUNKS_PER_READ` at a time from the one holding `from` until the text is long enough: a page of a
+   * large document reads only its own.
+   */
+  async text(documentId: string, from: number, maxCharacters: number): Promise<TextStretch> {
+    const chunks: PlacedChunk[] = [];
+    for await (const batch of this.chunksFrom(documentId, from)) {
+      chunks.push(...batch);
+      const stretch = textFrom(chunks, from, maxCharacters);
+      if (stretch.truncated) return stretch;
+    }
+    return textFrom(chunks, from, maxCharacters);
   }
 
-  /**
-   * A document's chunks in order from the one holding offset `from`, read `CHUNKS_PER_READ` at a
-   * time for as long as `wantsMore` says, so that a page of a large document reads only its own.
-   */
-  async *chunksFrom(documentId: string, from: number): AsyncGenerator<PlacedChunk[]> {
+  private async *chunksFrom(documentId: string, from: number): AsyncGenerator<PlacedChunk[]> {
     let afterOrdinal = -1;
     for (;;) {
       const rows = await this.db.query<ChunkRow[]>(

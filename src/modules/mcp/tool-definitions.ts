@@ -126,7 +126,6 @@ const RESULT: Schema = object(
     'metadata',
   ],
 );
-RESULT.additionalProperties = true;
 
 const DATASET: Schema = {
   type: 'object',

@@ -55,8 +55,12 @@ export function textFrom(chunks: readonly TextChunk[], from: number, maxCharacte
   return { text, end: cursor, truncated: false };
 }
 
-/** `length`, or one less where cutting there would split a surrogate pair. */
+/**
+ * `length`, or one less where cutting there would split a surrogate pair; but never nothing, so that
+ * paging always moves on (a page of one character takes a whole pair).
+ */
 function keepsPairs(text: string, length: number): number {
   const code = text.charCodeAt(length - 1);
-  return length > 0 && code >= 0xd800 && code <= 0xdbff ? length - 1 : length;
+  if (!(code >= 0xd800 && code <= 0xdbff)) return length;
+  return length > 1 ? length - 1 : length + 1;
 }
