@@ -77,6 +77,9 @@ function post(t: TestApp, path: string, body: unknown, headers: Record<string, s
     .send(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
+/** The tools offered to any caller; writing needs credentials. */
+const READ_TOOLS = ['search', 'batch_search', 'list_datasets', 'list_documents', 'fetch'];
+
 const INITIALIZE = {
   jsonrpc: '2.0',
   id: 1,
@@ -150,18 +153,12 @@ describe('MCP endpoint', () => {
     afterAll(() => client.close());
 
     it('negotiates the latest protocol and lists its tools with schemas and hints', async () => {
+      expect((client.transport as StreamableHTTPClientTransport).protocolVersion).toBe('2025-11-25');
       expect(client.getServerVersion()?.name).toBe('dataset-search');
       expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
       expect(client.getInstructions()).toContain('list_datasets');
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual([
-        'search',
-        'batch_search',
-        'list_datasets',
-        'list_documents',
-        'fetch',
-        'add_document',
-      ]);
+      expect(tools.map((tool) => tool.name)).toEqual([...READ_TOOLS, 'add_document']);
       const search = tools.find((tool) => tool.name === 'search')!;
       expect(search.inputSchema.required).toEqual(['dataset_id', 'query']);
       expect(search.outputSchema?.properties).toHaveProperty('results');
@@ -414,13 +411,7 @@ describe('MCP endpoint', () => {
     it('serve a public dataset without credentials: the tools take no dataset_id, and nothing writes', async () => {
       const client = await connect(`${t.url}/v1/mcp/datasets/${openData}`);
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual([
-        'search',
-        'batch_search',
-        'list_datasets',
-        'list_documents',
-        'fetch',
-      ]);
+      expect(tools.map((tool) => tool.name)).toEqual(READ_TOOLS);
       expect(tools[0].inputSchema.properties).not.toHaveProperty('dataset_id');
       const { results } = structured<{ results: Result[] }>(
         await client.callTool({ name: 'search', arguments: { query: 'ferry timetables' } }),
