@@ -384,9 +384,10 @@ describe('OAuth 2.1 authorization server', () => {
         code: 'insufficient_scope',
         details: { required_scope: 'datasets:write' },
       });
-      // RFC 6750's challenge names the scope, for a client to ask for it (MCP's step-up).
+      // RFC 6750's challenge names the scope, with those the token holds, for a client to ask for
+      // them (MCP's step-up) without losing any.
       expect(response.headers['www-authenticate']).toBe(
-        `Bearer realm="dataset-search", error="insufficient_scope", scope="datasets:write", ` +
+        `Bearer realm="dataset-search", error="insufficient_scope", scope="datasets:read datasets:write", ` +
           `resource_metadata="${t.url}/.well-known/oauth-protected-resource/v1"`,
       );
     });
