@@ -18,6 +18,7 @@ import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 import { McpModule } from 'src/modules/mcp/mcp.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
+import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
 
 @Module({})
 export class AppModule {
@@ -46,6 +47,7 @@ export class AppModule {
         DocumentsModule,
         SearchModule,
         McpModule,
+        WebhooksModule,
       ],
       providers: [
         InFlightRequests,

@@ -91,7 +91,15 @@ describe('OAuth 2.1 authorization server', () => {
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
-      scopes_supported: ['datasets:read', 'datasets:write', 'documents:read', 'documents:write', 'search'],
+      scopes_supported: [
+        'datasets:read',
+        'datasets:write',
+        'documents:read',
+        'documents:write',
+        'search',
+        'webhooks:read',
+        'webhooks:write',
+      ],
     });
     for (const [path, resource] of [
       ['/.well-known/oauth-protected-resource/v1', `${t.url}/v1`],

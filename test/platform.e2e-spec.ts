@@ -55,6 +55,9 @@ describe('Health, readiness and API documentation', () => {
       '/v1/mcp/batch-query',
       '/v1/mcp/datasets/{dataset_id}',
       '/v1/mcp/query',
+      '/v1/webhooks',
+      '/v1/webhooks/{webhook_id}',
+      '/v1/webhooks/{webhook_id}/rotate-secret',
     ]);
     expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(document.paths['/v1/datasets/{dataset_id}'])).toEqual(
@@ -194,6 +197,8 @@ describe('Health, readiness and API documentation', () => {
         'QueryDto',
         'BatchQueryDto',
         'SignInDto',
+        'CreateWebhookDto',
+        'UpdateWebhookDto',
       ]),
     );
     for (const name of requestSchemas) {
@@ -342,6 +347,7 @@ describe('Boot', () => {
     'UnicodeLexemes1732000000009',
     'Users1732000000010',
     'OAuth1732000000011',
+    'Webhooks1732000000012',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

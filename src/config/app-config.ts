@@ -24,6 +24,23 @@ export interface RateLimits {
   windowSeconds: number;
 }
 
+/** Webhook delivery (docs/webhooks.md). */
+export interface WebhooksConfig {
+  /** How long a rotated secret keeps signing beside the new one. */
+  secretGraceHours: number;
+  /** How long an attempt waits for the receiver's answer. */
+  timeoutMs: number;
+  /** The waits before each retry of a delivery that failed for a reason that may pass. */
+  retryDelaysSeconds: number[];
+  /** Deliver to private and loopback addresses (a receiver on the same network; never on the Internet). */
+  allowPrivate: boolean;
+  /** Deliveries per webhook and hour; more wait for the next hour. */
+  hourlyLimit: number;
+  /** Deliveries in 24 hours before a webhook failing more than 80% of them is disabled. */
+  disableAfterDeliveries: number;
+  retentionDays: number;
+}
+
 export interface AppConfig {
   nodeEnv: NodeEnv;
   role: Role;
@@ -56,6 +73,7 @@ export interface AppConfig {
   webOrigins: string[] | null;
   /** Browser origins allowed to call the MCP endpoint besides the service's own (DNS-rebinding defence). */
   mcpOrigins: string[];
+  webhooks: WebhooksConfig;
   /** Sign-in attempts allowed per client address and per email in each window, before 429. */
   signIn: { maxAttempts: number; windowSeconds: number };
   /** OAuth client registrations allowed per client address and hour (RFC 7591 is open to anyone). */
@@ -261,6 +279,24 @@ function parseTrustProxy(read: EnvReader): string | number | false {
 }
 
 /** A comma-separated list of origins (`https://app.example.com`, no path), or null when unset. */
+/** Comma-separated whole seconds, such as `60,300,1800`: the waits before each retry. */
+function parseDelays(read: EnvReader, name: string, fallback: number[]): number[] {
+  const value = read.optional(name);
+  if (value === undefined) return fallback;
+  const delays = value.split(',').map((entry) => Number(entry.trim()));
+  if (
+    delays.length === 0 ||
+    delays.length > 10 ||
+    !delays.every((d) => Number.isInteger(d) && d >= 0 && d <= 86_400)
+  ) {
+    read.problems.push(
+      `${name} must be up to 10 comma-separated whole seconds (0-86400), such as 60,300,1800`,
+    );
+    return fallback;
+  }
+  return delays;
+}
+
 function parseOrigins(read: EnvReader, name: string): string[] | null {
   const value = read.optional(name);
   if (value === undefined) return null;
@@ -361,6 +397,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     webOrigins: parseOrigins(read, 'WEB_ORIGINS'),
     mcpOrigins: parseOrigins(read, 'MCP_ORIGINS') ?? [],
+    webhooks: {
+      secretGraceHours: read.int('WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 24 * 30),
+      timeoutMs: read.int('WEBHOOK_TIMEOUT_MS', 5_000, 100, 60_000),
+      retryDelaysSeconds: parseDelays(read, 'WEBHOOK_RETRY_DELAYS_SECONDS', [60, 300, 1_800]),
+      allowPrivate: read.bool('WEBHOOK_ALLOW_PRIVATE', false),
+      hourlyLimit: read.int('WEBHOOK_HOURLY_LIMIT', 1_000, 1, 1_000_000),
+      disableAfterDeliveries: read.int('WEBHOOK_DISABLE_AFTER_DELIVERIES', 20, 1, 1_000_000),
+      retentionDays: read.int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+    },
     signIn: {
       maxAttempts: read.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),
       windowSeconds: read.int('SIGN_IN_WINDOW_SECONDS', 15 * 60, 1, 86_400),

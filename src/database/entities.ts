@@ -4,6 +4,7 @@ import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
 import { UserEntity } from 'src/modules/auth/users/user.entity.js';
 import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DocumentEntity, DocumentSourceEntity } from 'src/modules/documents/document.entity.js';
+import { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
 
 /** Every entity of the service; migrations own the schema, entities only map rows. */
 export const ENTITIES = [
@@ -14,4 +15,5 @@ export const ENTITIES = [
   DocumentSourceEntity,
   IdempotencyKeyEntity,
   UserEntity,
+  WebhookEntity,
 ];

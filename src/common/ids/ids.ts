@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
  * 131 bits (`ds_4Jq0...`). The prefix tells a human what an id names and lets the API reject an id of
  * the wrong type without a database round trip.
  */
-export type IdPrefix = 'acc' | 'key' | 'usr' | 'cli' | 'grt' | 'tok' | 'ds' | 'doc' | 'chk' | 'wh' | 'evt';
+export type IdPrefix =
+  'acc' | 'key' | 'usr' | 'cli' | 'grt' | 'tok' | 'ds' | 'doc' | 'chk' | 'wh' | 'evt' | 'dlv' | 'att';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 22;

@@ -15,6 +15,8 @@ export const SCOPES = [
   'documents:read',
   'documents:write',
   'search',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

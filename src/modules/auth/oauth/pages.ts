@@ -30,6 +30,8 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'documents:read': 'Read the documents in your datasets',
   'documents:write': 'Add, reprocess and delete documents',
   search: 'Search your datasets',
+  'webhooks:read': 'See where your account sends its events',
+  'webhooks:write': 'Send your account’s events to other services',
 };
 
 const STYLE = `

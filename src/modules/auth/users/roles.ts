@@ -7,12 +7,13 @@ export type Role = (typeof ROLES)[number];
 const READ_SCOPES: readonly Scope[] = ['datasets:read', 'documents:read', 'search'];
 
 /**
- * `admin` and `member` hold every scope of the API; `admin` is also the role that manages the
- * account's users (on the command line). `viewer` reads and searches.
+ * `admin` holds every scope of the API, and is the role that manages the account's users (on the
+ * command line) and its webhooks, which send the account's events elsewhere. `member` works with
+ * datasets and documents; `viewer` reads and searches.
  */
 export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
   admin: SCOPES,
-  member: SCOPES,
+  member: SCOPES.filter((scope) => !scope.startsWith('webhooks:')),
   viewer: READ_SCOPES,
 };
 

@@ -1,0 +1,152 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
+import { WEBHOOK_EVENTS } from 'src/modules/webhooks/webhook-events.js';
+import { WEBHOOK_LIMITS } from 'src/modules/webhooks/webhooks.errors.js';
+
+const URL_DOC = {
+  description: 'Where deliveries are POSTed: https://, or http:// to localhost outside production',
+  maxLength: WEBHOOK_LIMITS.urlCharacters,
+  example: 'https://hooks.example.com/search-events',
+};
+const EVENTS_DOC = {
+  isArray: true,
+  enum: [...WEBHOOK_EVENTS],
+  enumName: 'WebhookEvent',
+  minItems: 1,
+  description: 'The events to receive: a non-empty subset of the seven',
+  example: ['document.processed', 'document.processing_failed'],
+};
+const DESCRIPTION_DOC = {
+  maxLength: WEBHOOK_LIMITS.descriptionCharacters,
+  nullable: true,
+  type: String,
+  example: 'Reindex the help centre when manuals change',
+};
+
+export class CreateWebhookDto {
+  @ApiProperty(URL_DOC)
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  url!: string;
+
+  @ApiProperty(EVENTS_DOC)
+  // Names are checked by the service, which answers invalid_events naming the unknown ones.
+  @IsString({ each: true, message: 'must be strings' })
+  @IsArray({ message: 'must be an array of event names' })
+  @IsDefined({ message: 'is required' })
+  events!: string[];
+
+  @ApiPropertyOptional(DESCRIPTION_DOC)
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @MaxLength(WEBHOOK_LIMITS.descriptionCharacters, {
+    message: `must be at most ${WEBHOOK_LIMITS.descriptionCharacters} characters`,
+  })
+  @IsString({ message: 'must be a string' })
+  description?: string | null;
+
+  @ApiPropertyOptional({ default: true, description: 'An inactive webhook receives nothing' })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  active?: boolean;
+}
+
+export class UpdateWebhookDto {
+  @ApiPropertyOptional(URL_DOC)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString({ message: 'must be a string' })
+  url?: string;
+
+  @ApiPropertyOptional(EVENTS_DOC)
+  @ValidateIf((_, value) => value !== undefined)
+  @IsString({ each: true, message: 'must be strings' })
+  @IsArray({ message: 'must be an array of event names' })
+  events?: string[];
+
+  @ApiPropertyOptional(DESCRIPTION_DOC)
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @MaxLength(WEBHOOK_LIMITS.descriptionCharacters, {
+    message: `must be at most ${WEBHOOK_LIMITS.descriptionCharacters} characters`,
+  })
+  @IsString({ message: 'must be a string' })
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'true re-enables a webhook, also one the service disabled for failing deliveries',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  active?: boolean;
+}
+
+export class ListWebhooksQueryDto extends PageQueryDto {}
+
+export class WebhookResponseDto {
+  @ApiProperty({ example: 'wh_3kT9qLm2Vx8ZpR4sNc7bYw' })
+  webhook_id!: string;
+
+  @ApiProperty({ example: 'https://hooks.example.com/search-events' })
+  url!: string;
+
+  @ApiProperty({
+    isArray: true,
+    enum: [...WEBHOOK_EVENTS],
+    enumName: 'WebhookEvent',
+    example: ['document.processed'],
+  })
+  events!: string[];
+
+  @ApiProperty({ nullable: true, type: String, example: 'Reindex the help centre' })
+  description!: string | null;
+
+  @ApiProperty({ example: true })
+  active!: boolean;
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Why the service disabled it (failing deliveries); null otherwise',
+    example: null,
+  })
+  disabled_reason!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updated_at!: string;
+
+  @ApiPropertyOptional({
+    description:
+      'The signing secret, shown only when the webhook is created and when its secret is rotated. Verify ' +
+      'X-SERVICE-Signature (hex HMAC-SHA256 of the raw body, keyed with this string) or webhook-signature ' +
+      '(Standard Webhooks); docs/webhooks.md',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  })
+  secret?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'After a rotation: until when the previous secret still signs beside the new one',
+  })
+  previous_secret_expires_at?: string | null;
+}
+
+export class WebhookListResponseDto extends PageEnvelopeDto {
+  @ApiProperty({ type: [WebhookResponseDto] })
+  webhooks!: WebhookResponseDto[];
+}
+
+export class TestWebhookDto {
+  @ApiProperty({ example: 'wh_3kT9qLm2Vx8ZpR4sNc7bYw' })
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  webhook_id!: string;
+
+  @ApiProperty({ enum: [...WEBHOOK_EVENTS], enumName: 'WebhookEvent', example: 'document.processed' })
+  @IsIn(WEBHOOK_EVENTS, { message: `must be one of ${WEBHOOK_EVENTS.join(', ')}` })
+  @IsDefined({ message: 'is required' })
+  event!: string;
+}

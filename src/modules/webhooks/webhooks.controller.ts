@@ -1,0 +1,144 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
+import { listEnvelope } from 'src/common/pagination/pagination.js';
+import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
+import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
+import {
+  CreateWebhookDto,
+  ListWebhooksQueryDto,
+  UpdateWebhookDto,
+  WebhookListResponseDto,
+  WebhookResponseDto,
+} from 'src/modules/webhooks/dto/webhook.dto.js';
+import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
+import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
+
+/** A webhook as the API shows it; its secret only where it was just made (`withSecret`). */
+export function toWebhookResponse(webhook: WebhookEntity, withSecret = false): WebhookResponseDto {
+  return {
+    webhook_id: webhook.id,
+    url: webhook.url,
+    events: webhook.events,
+    description: webhook.description,
+    active: webhook.active,
+    disabled_reason: webhook.disabledReason,
+    created_at: webhook.createdAt.toISOString(),
+    updated_at: webhook.updatedAt.toISOString(),
+    ...(withSecret ? { secret: webhook.secret } : {}),
+    ...(webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > new Date()
+      ? { previous_secret_expires_at: webhook.previousSecretExpiresAt.toISOString() }
+      : {}),
+  };
+}
+
+const WRITE_ERRORS = {
+  400: ['validation_error', 'invalid_events', 'invalid_webhook_url'],
+};
+
+@ApiTags('webhooks')
+@Controller('v1/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @HttpCode(201)
+  @Auth({ scope: 'webhooks:write' })
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Subscribe a URL to events',
+    description: 'The response holds the signing secret, shown in full only here and at rotation.',
+  })
+  @ApiCreatedResponse({ type: WebhookResponseDto })
+  @ApiErrors([400, 401, 403, 409, 413, 415, 422, 429], {
+    400: [...WRITE_ERRORS[400], 'invalid_idempotency_key'],
+    409: ['idempotency_key_in_progress'],
+    422: ['webhook_limit_reached', 'idempotency_key_reused'],
+  })
+  async create(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Body() body: CreateWebhookDto,
+  ): Promise<WebhookResponseDto> {
+    return toWebhookResponse(await this.webhooks.create(caller, body), true);
+  }
+
+  @Get()
+  @Auth({ scope: 'webhooks:read' })
+  @ApiOperation({ summary: "List the account's webhooks, newest first" })
+  @ApiOkResponse({ type: WebhookListResponseDto })
+  @ApiErrors([400, 401, 403, 429], { 400: ['validation_error'] })
+  async list(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Query() query: ListWebhooksQueryDto,
+  ): Promise<WebhookListResponseDto> {
+    const page = await this.webhooks.list(caller, query.limit, query.offset);
+    const items = page.items.map((webhook) => toWebhookResponse(webhook));
+    return listEnvelope('webhooks', { items, total: page.total }, query);
+  }
+
+  @Get(':webhook_id')
+  @Auth({ scope: 'webhooks:read' })
+  @ApiOperation({ summary: 'Get a webhook' })
+  @ApiOkResponse({ type: WebhookResponseDto })
+  @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
+  async get(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+  ): Promise<WebhookResponseDto> {
+    return toWebhookResponse(await this.webhooks.get(caller, webhookId));
+  }
+
+  @Patch(':webhook_id')
+  @Auth({ scope: 'webhooks:write' })
+  @ApiOperation({
+    summary: 'Update a webhook',
+    description: 'Only the fields sent change. `active: true` re-enables a webhook the service disabled.',
+  })
+  @ApiOkResponse({ type: WebhookResponseDto })
+  @ApiErrors([400, 401, 403, 404, 413, 415, 429], { ...WRITE_ERRORS, 404: ['webhook_not_found'] })
+  async update(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+    @Body() body: UpdateWebhookDto,
+  ): Promise<WebhookResponseDto> {
+    return toWebhookResponse(await this.webhooks.update(caller, webhookId, body));
+  }
+
+  @Delete(':webhook_id')
+  @HttpCode(204)
+  @Auth({ scope: 'webhooks:write' })
+  @ApiOperation({ summary: 'Delete a webhook with its delivery log; nothing more is sent to it' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
+  async delete(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+  ): Promise<void> {
+    await this.webhooks.delete(caller, webhookId);
+  }
+
+  @Post(':webhook_id/rotate-secret')
+  @HttpCode(200)
+  @Auth({ scope: 'webhooks:write' })
+  @ApiOperation({
+    summary: 'Replace the signing secret',
+    description:
+      'The response holds the new secret. The previous one keeps signing beside it (a second signature in ' +
+      'webhook-signature) until previous_secret_expires_at (WEBHOOK_SECRET_GRACE_HOURS, 24 by default).',
+  })
+  @ApiOkResponse({ type: WebhookResponseDto })
+  @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
+  async rotateSecret(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+  ): Promise<WebhookResponseDto> {
+    return toWebhookResponse(await this.webhooks.rotateSecret(caller, webhookId), true);
+  }
+}

@@ -1,0 +1,111 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { isId, newId } from 'src/common/ids/ids.js';
+import type { Page } from 'src/common/pagination/pagination.js';
+import { TransactionRunner, type Tx } from 'src/database/transaction.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
+import type { CreateWebhookDto, UpdateWebhookDto } from 'src/modules/webhooks/dto/webhook.dto.js';
+import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
+import { isWebhookEvent } from 'src/modules/webhooks/webhook-events.js';
+import { newWebhookSecret } from 'src/modules/webhooks/webhook-secrets.js';
+import { webhookUrlIssue } from 'src/modules/webhooks/webhook-url.js';
+import { WEBHOOK_LIMITS, WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
+import { type WebhookChanges, WebhooksRepository } from 'src/modules/webhooks/webhooks.repository.js';
+
+/** An account's webhook subscriptions: their rules, limits and secrets. */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly webhooks: WebhooksRepository,
+    private readonly transactions: TransactionRunner,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** A new webhook with a new secret, within the account's 100, under the account's lock. */
+  create(caller: AccountPrincipal, input: CreateWebhookDto): Promise<WebhookEntity> {
+    this.checkUrl(input.url);
+    const events = checkedEvents(input.events);
+    return this.transactions.run(async (tx) => {
+      const count = await this.webhooks.lockAccount(tx, caller.accountId);
+      if (count >= WEBHOOK_LIMITS.perAccount) throw WebhookErrors.limitReached();
+      return this.webhooks.insert(tx, {
+        id: newId('wh'),
+        accountId: caller.accountId,
+        url: input.url,
+        events,
+        description: input.description ?? null,
+        active: input.active ?? true,
+        secret: newWebhookSecret(),
+      });
+    });
+  }
+
+  list(caller: AccountPrincipal, limit: number, offset: number): Promise<Page<WebhookEntity>> {
+    return this.webhooks.list(caller.accountId, limit, offset);
+  }
+
+  async get(caller: AccountPrincipal, webhookId: string): Promise<WebhookEntity> {
+    const webhook = isId('wh', webhookId) ? await this.webhooks.find(caller.accountId, webhookId) : null;
+    if (!webhook) throw WebhookErrors.notFound(webhookId);
+    return webhook;
+  }
+
+  /** Only the fields sent change; turning a webhook on clears why the service had turned it off. */
+  update(caller: AccountPrincipal, webhookId: string, input: UpdateWebhookDto): Promise<WebhookEntity> {
+    if (input.url !== undefined) this.checkUrl(input.url);
+    const events = input.events === undefined ? undefined : checkedEvents(input.events);
+    return this.transactions.run(async (tx) => {
+      const webhook = await this.lockOwn(caller, webhookId, tx);
+      const changes: WebhookChanges = {};
+      if (input.url !== undefined) changes.url = input.url;
+      if (events !== undefined) changes.events = events;
+      if (input.description !== undefined) changes.description = input.description;
+      if (input.active !== undefined) {
+        changes.active = input.active;
+        if (input.active) changes.disabledReason = null;
+      }
+      if (Object.keys(changes).length === 0) return webhook;
+      return this.webhooks.update(tx, webhook, changes);
+    });
+  }
+
+  async delete(caller: AccountPrincipal, webhookId: string): Promise<void> {
+    const deleted = isId('wh', webhookId) && (await this.webhooks.delete(caller.accountId, webhookId));
+    if (!deleted) throw WebhookErrors.notFound(webhookId);
+  }
+
+  /**
+   * A new secret. The one it replaces keeps signing beside it (in `webhook-signature`) for
+   * `WEBHOOK_SECRET_GRACE_HOURS`, so that receivers switch without a delivery they cannot verify.
+   */
+  rotateSecret(caller: AccountPrincipal, webhookId: string): Promise<WebhookEntity> {
+    return this.transactions.run(async (tx) => {
+      const webhook = await this.lockOwn(caller, webhookId, tx);
+      return this.webhooks.update(tx, webhook, {
+        secret: newWebhookSecret(),
+        previousSecret: webhook.secret,
+        previousSecretExpiresAt: new Date(Date.now() + this.config.webhooks.secretGraceHours * 3_600_000),
+      });
+    });
+  }
+
+  private async lockOwn(caller: AccountPrincipal, webhookId: string, tx: Tx): Promise<WebhookEntity> {
+    const webhook = isId('wh', webhookId)
+      ? await this.webhooks.findForUpdate(tx, caller.accountId, webhookId)
+      : null;
+    if (!webhook) throw WebhookErrors.notFound(webhookId);
+    return webhook;
+  }
+
+  private checkUrl(url: string): void {
+    const issue = webhookUrlIssue(url, { production: this.config.nodeEnv === 'production' });
+    if (issue) throw WebhookErrors.invalidUrl(issue);
+  }
+}
+
+/** The events asked for, each once, in the contract's order; 400 invalid_events for any other name. */
+function checkedEvents(events: string[]): string[] {
+  const unknown = events.filter((name) => !isWebhookEvent(name));
+  if (unknown.length > 0 || events.length === 0) throw WebhookErrors.invalidEvents(unknown);
+  return [...new Set(events)];
+}
