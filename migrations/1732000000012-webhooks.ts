@@ -40,7 +40,9 @@ export class Webhooks1732000000012 implements MigrationInterface {
         dispatched_at  timestamptz
       )`);
     await db.query(`CREATE INDEX events_undispatched_idx ON events (seq) WHERE dispatched_at IS NULL`);
-    await db.query(`CREATE INDEX events_dispatched_idx ON events (dispatched_at) WHERE dispatched_at IS NOT NULL`);
+    await db.query(
+      `CREATE INDEX events_dispatched_idx ON events (dispatched_at) WHERE dispatched_at IS NOT NULL`,
+    );
 
     // One delivery per event and webhook (and per redelivery), with the exact body every attempt sends.
     await db.query(`
