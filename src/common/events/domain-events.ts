@@ -1,7 +1,6 @@
-import { EventEmitter } from 'node:events';
-import { Global, Inject, Injectable, Module } from '@nestjs/common';
-import type { Logger } from 'pino';
-import { LOGGER } from 'src/common/logging/logger.js';
+import { Global, Injectable, Module } from '@nestjs/common';
+import { newId } from 'src/common/ids/ids.js';
+import type { Tx } from 'src/database/transaction.js';
 
 export interface ProcessingErrorPayload {
   code: string;
@@ -29,40 +28,41 @@ export interface DomainEventMap {
   };
   'document.processing_failed': { document_id: string; dataset_id: string; error: ProcessingErrorPayload };
   'document.deleted': { document_id: string; dataset_id: string; deleted_by: string };
+  'dataset.created': {
+    dataset_id: string;
+    name: string;
+    description: string | null;
+    is_public: boolean;
+    created_by: string;
+  };
+  'dataset.updated': { dataset_id: string; changes: Record<string, unknown>; updated_by: string };
+  'dataset.deleted': { dataset_id: string; document_count: number; deleted_by: string };
 }
 
 export type DomainEventName = keyof DomainEventMap;
 
 /**
- * The in-process event bus: services announce what happened, subscribers (webhook delivery, later)
- * react. A failing subscriber is logged and never fails the operation that emitted the event.
+ * The outbox of the account's events: each is written in the transaction of the change that causes
+ * it, so that a change and its event commit together or not at all, and none is lost when a process
+ * dies after the commit. Webhook delivery reads them from there (`WebhookDispatcher`).
  */
 @Injectable()
-export class DomainEvents {
-  private readonly emitter = new EventEmitter();
-
-  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
-
-  emit<K extends DomainEventName>(name: K, data: DomainEventMap[K]): void {
-    try {
-      this.emitter.emit(name, { event: name, timestamp: new Date().toISOString(), data });
-    } catch (err) {
-      this.logger.error({ err, event: name }, 'domain event subscriber failed');
-    }
-  }
-
-  on<K extends DomainEventName>(
-    name: K,
-    listener: (event: { event: K; timestamp: string; data: DomainEventMap[K] }) => void | Promise<void>,
-  ): void {
-    this.emitter.on(name, (event: { event: K; timestamp: string; data: DomainEventMap[K] }) => {
-      Promise.resolve(listener(event)).catch((err: unknown) =>
-        this.logger.error({ err, event: name }, 'domain event subscriber failed'),
-      );
-    });
+export class EventOutbox {
+  /**
+   * Records an event in `tx`. Its account is its dataset's, read in the same statement (so the dataset
+   * must still exist: record `dataset.deleted` before the delete). The resource whose events keep
+   * their order is the document for document events, else the dataset.
+   */
+  async record<K extends DomainEventName>(tx: Tx, name: K, data: DomainEventMap[K]): Promise<void> {
+    const resourceId = 'document_id' in data ? data.document_id : data.dataset_id;
+    await tx.query(
+      `INSERT INTO events (id, account_id, event, resource_id, data)
+       SELECT $1, account_id, $2, $3, $4 FROM datasets WHERE id = $5`,
+      [newId('evt'), name, resourceId, data, data.dataset_id],
+    );
   }
 }
 
 @Global()
-@Module({ providers: [DomainEvents], exports: [DomainEvents] })
+@Module({ providers: [EventOutbox], exports: [EventOutbox] })
 export class EventsModule {}

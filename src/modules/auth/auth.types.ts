@@ -49,6 +49,14 @@ export const ANONYMOUS: Principal = Object.freeze({
   audience: null,
 });
 
+/**
+ * Who did something, as events name it (`created_by`, `deleted_by`, ...): the person (`usr_...`) for a
+ * session or an OAuth token, the API key (`key_...`) for a key.
+ */
+export function actorOf(principal: AccountPrincipal): string {
+  return principal.userId ?? principal.credentialId ?? principal.accountId;
+}
+
 /** A principal that belongs to an account. */
 export type AccountPrincipal = Principal & { accountId: string };
 

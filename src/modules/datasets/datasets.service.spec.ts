@@ -5,6 +5,7 @@ import { type AccountPrincipal, AuthTier, SCOPES } from 'src/modules/auth/auth.t
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
+import type { EventOutbox } from 'src/common/events/domain-events.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
@@ -21,6 +22,13 @@ const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
 const tx = {} as Tx;
 const transactions = strictMock<TransactionRunner>({ run: (work) => work(tx) });
 const noChunkIndex = strictMock<ChunkIndexRepository>({});
+const recorded: [string, unknown][] = [];
+const outbox = strictMock<EventOutbox>({
+  record: (_tx, name, data) => {
+    recorded.push([name, data]);
+    return Promise.resolve();
+  },
+});
 
 function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
   return {
@@ -62,7 +70,9 @@ describe('DatasetsService', () => {
       insert,
     });
     const error = await rejection(
-      new DatasetsService(repository, transactions, noChunkIndex).create(caller, { name: 'One more' }),
+      new DatasetsService(repository, transactions, noChunkIndex, outbox).create(caller, {
+        name: 'One more',
+      }),
     );
     expect(error.code).toBe('dataset_limit_reached');
     expect(lockAccount).toHaveBeenCalledWith(tx, 'acc_me');
@@ -76,7 +86,9 @@ describe('DatasetsService', () => {
       countForAccount: () => Promise.resolve(0),
       insert,
     });
-    await new DatasetsService(repository, transactions, noChunkIndex).create(caller, { name: 'Docs' });
+    await new DatasetsService(repository, transactions, noChunkIndex, outbox).create(caller, {
+      name: 'Docs',
+    });
     expect(insert).toHaveBeenCalledWith(tx, {
       id: expect.stringMatching(/^ds_/),
       accountId: 'acc_me',
@@ -86,10 +98,26 @@ describe('DatasetsService', () => {
       metadata: {},
       language: 'english',
     });
+    // Its event, in the same transaction, naming the key that created it.
+    expect(recorded.at(-1)).toEqual([
+      'dataset.created',
+      {
+        dataset_id: expect.stringMatching(/^ds_/),
+        name: 'Docs',
+        description: null,
+        is_public: false,
+        created_by: caller.credentialId,
+      },
+    ]);
   });
 
   it('answers 404 without a query for an id that is not a dataset id', async () => {
-    const service = new DatasetsService(strictMock<DatasetsRepository>({}), transactions, noChunkIndex);
+    const service = new DatasetsService(
+      strictMock<DatasetsRepository>({}),
+      transactions,
+      noChunkIndex,
+      outbox,
+    );
     expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
       'dataset_not_found',
     );
@@ -98,7 +126,7 @@ describe('DatasetsService', () => {
   it('tells a visible public dataset of another account (403) from an invisible one (404) on update', async () => {
     const findReadableForUpdate = jest.fn<DatasetsRepository['findReadableForUpdate']>();
     const repository = strictMock<DatasetsRepository>({ findReadableForUpdate });
-    const service = new DatasetsService(repository, transactions, noChunkIndex);
+    const service = new DatasetsService(repository, transactions, noChunkIndex, outbox);
 
     findReadableForUpdate.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
     expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe('forbidden');
@@ -116,7 +144,7 @@ describe('DatasetsService', () => {
       findReadableForUpdate: () => Promise.resolve(dataset({ metadata: current })),
       update,
     });
-    const service = new DatasetsService(repository, transactions, noChunkIndex);
+    const service = new DatasetsService(repository, transactions, noChunkIndex, outbox);
     const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));
     expect((await rejection(service.update(caller, DATASET_ID, { metadata: extra }))).code).toBe(
       'invalid_metadata',

@@ -1,10 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
+import { EventOutbox } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import { type Page } from 'src/common/pagination/pagination.js';
 import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
-import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
@@ -21,6 +23,7 @@ export class DatasetsService {
     private readonly datasets: DatasetsRepository,
     private readonly transactions: TransactionRunner,
     private readonly chunkIndex: ChunkIndexRepository,
+    private readonly events: EventOutbox,
   ) {}
 
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
@@ -31,7 +34,7 @@ export class DatasetsService {
       if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
         throw DatasetErrors.limitReached();
       }
-      return this.datasets.insert(tx, {
+      const dataset = await this.datasets.insert(tx, {
         id: newId('ds'),
         accountId: caller.accountId,
         name: input.name,
@@ -40,6 +43,14 @@ export class DatasetsService {
         metadata: input.metadata ?? {},
         language: input.language ?? 'english',
       });
+      await this.events.record(tx, 'dataset.created', {
+        dataset_id: dataset.id,
+        name: dataset.name,
+        description: dataset.description,
+        is_public: dataset.isPublic,
+        created_by: actorOf(caller),
+      });
+      return dataset;
     });
   }
 
@@ -77,7 +88,16 @@ export class DatasetsService {
         if (issue) throw CommonErrors.invalidMetadata(`after merging, ${issue}`);
       }
       if (Object.keys(changes).length === 0) return dataset;
-      return this.datasets.update(tx, dataset, changes);
+      const updated = await this.datasets.update(tx, dataset, changes);
+      const changed = changedFields(dataset, updated);
+      if (Object.keys(changed).length > 0) {
+        await this.events.record(tx, 'dataset.updated', {
+          dataset_id: dataset.id,
+          changes: changed,
+          updated_by: actorOf(caller),
+        });
+      }
+      return updated;
     });
   }
 
@@ -85,6 +105,12 @@ export class DatasetsService {
   delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
     return this.transactions.run(async (tx) => {
       const dataset = await this.findOwnedForChunkChanges(tx, caller, datasetId); // its chunks go too
+      // Recorded first: the event's account is read from the dataset's row.
+      await this.events.record(tx, 'dataset.deleted', {
+        dataset_id: dataset.id,
+        document_count: dataset.documentCount,
+        deleted_by: actorOf(caller),
+      });
       await this.datasets.delete(tx, dataset);
     });
   }
@@ -131,4 +157,19 @@ export class DatasetsService {
  */
 function covers(caller: Principal, datasetId: string): boolean {
   return caller.datasetIds === null || caller.datasetIds.includes(datasetId);
+}
+
+/** The fields an update changed, by their API names, with their new values (metadata as merged). */
+function changedFields(before: DatasetEntity, after: DatasetEntity): Record<string, unknown> {
+  const fields = {
+    name: [before.name, after.name],
+    description: [before.description, after.description],
+    is_public: [before.isPublic, after.isPublic],
+    metadata: [before.metadata, after.metadata],
+  } as const;
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, [old, now]]) => !isDeepStrictEqual(old, now))
+      .map(([field, [, now]]) => [field, now]),
+  );
 }

@@ -151,8 +151,8 @@ export class DocumentsRepository {
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
-  async fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
-    const [rows] = await this.db.query<[{ dataset_id: string }[], number]>(
+  async fail(tx: Tx, run: Run, error: ProcessingErrorPayload): Promise<string | null> {
+    const [rows] = await tx.query<[{ dataset_id: string }[], number]>(
       `UPDATE documents
           SET status = 'failed', error = $3, ${PROCESSING_TIME}, progress = NULL
          FROM ${RUN_ENDED}

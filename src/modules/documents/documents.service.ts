@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { DomainEvents } from 'src/common/events/domain-events.js';
+import { EventOutbox } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { codePointCount, stringIssue } from 'src/common/validation/json-value.js';
 import { TransactionRunner } from 'src/database/transaction.js';
-import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
@@ -44,7 +44,7 @@ export class DocumentsService {
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly transactions: TransactionRunner,
     private readonly queue: IngestionQueue,
-    private readonly events: DomainEvents,
+    private readonly events: EventOutbox,
   ) {}
 
   /** Text sent as JSON: checked for size here, indexed like a .txt file. */
@@ -96,17 +96,17 @@ export class DocumentsService {
         upload.content,
       );
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, 1);
+      await this.events.record(tx, 'document.uploaded', {
+        document_id: created.id,
+        dataset_id: created.datasetId,
+        filename: created.filename,
+        size_bytes: created.sizeBytes,
+        status: 'processing',
+        metadata: created.metadata,
+      });
       return created;
     });
     await this.queue.enqueue(document);
-    this.events.emit('document.uploaded', {
-      document_id: document.id,
-      dataset_id: document.datasetId,
-      filename: document.filename,
-      size_bytes: document.sizeBytes,
-      status: 'processing',
-      metadata: document.metadata,
-    });
     return document;
   }
 
@@ -140,11 +140,11 @@ export class DocumentsService {
       await this.chunkIndex.removeDocumentChunks(tx, dataset.id, document.id);
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
-    });
-    this.events.emit('document.deleted', {
-      document_id: documentId,
-      dataset_id: datasetId,
-      deleted_by: caller.accountId,
+      await this.events.record(tx, 'document.deleted', {
+        document_id: document.id,
+        dataset_id: dataset.id,
+        deleted_by: actorOf(caller),
+      });
     });
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { EventOutbox, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { ChunkIndexRepository, type IndexedChunk } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 
@@ -14,6 +15,7 @@ export class IngestionRepository {
     @InjectDataSource() private readonly db: DataSource,
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly documents: DocumentsRepository,
+    private readonly events: EventOutbox,
   ) {}
 
   /**
@@ -67,7 +69,35 @@ export class IngestionRepository {
             }
           : null,
       );
-      return this.documents.markReady(tx, run, chunks.length);
+      const elapsed = await this.documents.markReady(tx, run, chunks.length);
+      await this.events.record(tx, 'document.processed', {
+        document_id: run.documentId,
+        dataset_id: datasetId,
+        chunks_created: chunks.length,
+        processing_time_ms: elapsed,
+        status: 'ready',
+        // The model of the document's vectors: none when it was indexed keyword-only.
+        embedding_model: accepted ? embeddings.model : null,
+      });
+      return elapsed;
+    });
+  }
+
+  /**
+   * Ends a run as failed, with its `document.processing_failed` event, in one transaction; the
+   * document's dataset, or null when the run had already ended (nothing is recorded then).
+   */
+  fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
+      const datasetId = await this.documents.fail(tx, run, error);
+      if (datasetId) {
+        await this.events.record(tx, 'document.processing_failed', {
+          document_id: run.documentId,
+          dataset_id: datasetId,
+          error,
+        });
+      }
+      return datasetId;
     });
   }
 

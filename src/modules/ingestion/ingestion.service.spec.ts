@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import type { DomainEvents } from 'src/common/events/domain-events.js';
 import { chunkText } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
@@ -18,21 +17,20 @@ const loaded = {
 
 function setUp(options: { extract: ExtractionService['extract']; indexed?: boolean; loaded?: unknown }) {
   const stages: string[] = [];
-  const emitted: [string, unknown][] = [];
   // The run's processing time, from the database's clock; null when the run was no longer current.
   const index = jest.fn<IngestionRepository['index']>(() =>
     Promise.resolve(options.indexed === false ? null : 1_234),
   );
-  const fail = jest.fn<DocumentsRepository['fail']>(() => Promise.resolve('ds_1'));
+  const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
   const documents = strictMock<DocumentsRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
     setProgress: (_run, stage) => {
       stages.push(stage);
       return Promise.resolve();
     },
-    fail,
   });
-  const repository = strictMock<IngestionRepository>({ index });
+  // Indexing and failing write the document's event in their own transaction (IngestionRepository).
+  const repository = strictMock<IngestionRepository>({ index, fail });
   const embedding = strictMock<EmbeddingService>({
     current: () => ({
       name: 'openai',
@@ -48,21 +46,19 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
         chunkText(text, { count: (t) => t.split(' ').length }, { maxTokens: 50, overlapTokens: 0 }),
       ),
   });
-  const events = strictMock<DomainEvents>({ emit: (name, data) => void emitted.push([name, data]) });
   const service = new IngestionService(
     documents,
     repository,
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,
-    events,
     pino({ level: 'silent' }),
   );
-  return { service, stages, emitted, index, fail };
+  return { service, stages, index, fail };
 }
 
 describe('IngestionService.process', () => {
-  it('runs extract → chunk → embed → index and announces document.processed', async () => {
-    const { service, stages, emitted, index } = setUp({
+  it('runs extract → chunk → embed → index', async () => {
+    const { service, stages, index } = setUp({
       extract: () => Promise.resolve({ format: 'prose', sections: [{ text: 'Hello world.', page: 1 }] }),
     });
     await service.process(run);
@@ -73,33 +69,15 @@ describe('IngestionService.process', () => {
       [expect.objectContaining({ content: 'Hello world.', page: 1 })],
       { model: 'm', dimensions: 2, vectors: [[1, 0]] },
     );
-    expect(emitted).toEqual([
-      [
-        'document.processed',
-        expect.objectContaining({
-          document_id: 'doc_1',
-          chunks_created: 1,
-          processing_time_ms: 1_234,
-          status: 'ready',
-          embedding_model: 'm',
-        }),
-      ],
-    ]);
   });
 
   it('fails the document with the code of a permanent error, without retrying', async () => {
-    const { service, emitted, fail, index } = setUp({
+    const { service, fail, index } = setUp({
       extract: () => Promise.reject(IngestionErrors.encryptedPdf()),
     });
     await expect(service.process(run)).resolves.toBeUndefined();
     expect(index).not.toHaveBeenCalled();
     expect(fail).toHaveBeenCalledWith(run, expect.objectContaining({ code: 'invalid_pdf' }));
-    expect(emitted).toEqual([
-      [
-        'document.processing_failed',
-        { document_id: 'doc_1', dataset_id: 'ds_1', error: expect.objectContaining({ code: 'invalid_pdf' }) },
-      ],
-    ]);
   });
 
   it('fails a document without text with no_text_extracted', async () => {
@@ -116,16 +94,9 @@ describe('IngestionService.process', () => {
     expect(fail).not.toHaveBeenCalled();
   });
 
-  it('does nothing for a run that is no longer current, and announces nothing when indexing finds it gone', async () => {
+  it('does nothing for a run that is no longer current', async () => {
     const gone = setUp({ extract: () => Promise.reject(new Error('must not be called')), loaded: null });
     await gone.service.process(run);
     expect(gone.stages).toEqual([]);
-
-    const deleted = setUp({
-      extract: () => Promise.resolve({ format: 'prose', sections: [{ text: 'Hello.' }] }),
-      indexed: false,
-    });
-    await deleted.service.process(run);
-    expect(deleted.emitted).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { DomainEvents, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { hasText } from 'src/common/text/extracted-text.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
@@ -25,7 +25,6 @@ export class IngestionService {
     private readonly repository: IngestionRepository,
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
-    private readonly events: DomainEvents,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -51,16 +50,7 @@ export class IngestionService {
       }
 
       await this.documents.setProgress(run, 'indexing', STAGE_START.indexing);
-      const elapsed = await this.repository.index(run, document.datasetId, chunks, embeddings);
-      if (elapsed === null) return;
-      this.events.emit('document.processed', {
-        document_id: document.id,
-        dataset_id: document.datasetId,
-        chunks_created: chunks.length,
-        processing_time_ms: elapsed,
-        status: 'ready',
-        embedding_model: embeddings?.model ?? null,
-      });
+      await this.repository.index(run, document.datasetId, chunks, embeddings);
     } catch (error) {
       if (!(error instanceof PermanentProcessingError)) throw error;
       await this.fail(run, { code: error.code, message: error.message, details: error.details });
@@ -69,13 +59,8 @@ export class IngestionService {
 
   /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
   async fail(run: Run, error: ProcessingErrorPayload): Promise<void> {
-    const datasetId = await this.documents.fail(run, error);
+    const datasetId = await this.repository.fail(run, error);
     if (!datasetId) return;
     this.logger.info({ document_id: run.documentId, code: error.code }, 'document processing failed');
-    this.events.emit('document.processing_failed', {
-      document_id: run.documentId,
-      dataset_id: datasetId,
-      error,
-    });
   }
 }
