@@ -18,6 +18,7 @@ import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 import { McpModule } from 'src/modules/mcp/mcp.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
+import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
 
 @Module({})
@@ -33,7 +34,7 @@ export class AppModule {
       DatabaseModule,
       RedisModule,
       EventsModule,
-      ...(config.role === 'api' ? [] : [IngestionModule]),
+      ...(config.role === 'api' ? [] : [IngestionModule, WebhookDeliveryModule]),
     ];
     if (config.role === 'worker') return { module: AppModule, imports: infrastructure };
     return {

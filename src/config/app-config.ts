@@ -39,6 +39,12 @@ export interface WebhooksConfig {
   /** Deliveries in 24 hours before a webhook failing more than 80% of them is disabled. */
   disableAfterDeliveries: number;
   retentionDays: number;
+  /** Deliveries one worker process sends at once. */
+  concurrency: number;
+  /** How often a worker looks for new events in the outbox. */
+  dispatchIntervalMs: number;
+  /** How often a worker looks for due deliveries whose job was lost (Redis down, a process killed). */
+  sweepSeconds: number;
 }
 
 export interface AppConfig {
@@ -405,6 +411,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       hourlyLimit: read.int('WEBHOOK_HOURLY_LIMIT', 1_000, 1, 1_000_000),
       disableAfterDeliveries: read.int('WEBHOOK_DISABLE_AFTER_DELIVERIES', 20, 1, 1_000_000),
       retentionDays: read.int('WEBHOOK_RETENTION_DAYS', 30, 1, 3_650),
+      concurrency: read.int('WEBHOOK_CONCURRENCY', 8, 1, 256),
+      dispatchIntervalMs: read.int('WEBHOOK_DISPATCH_INTERVAL_MS', 500, 10, 60_000),
+      sweepSeconds: read.int('WEBHOOK_SWEEP_SECONDS', 10, 1, 3_600),
     },
     signIn: {
       maxAttempts: read.int('SIGN_IN_MAX_ATTEMPTS', 10, 1, 10_000),

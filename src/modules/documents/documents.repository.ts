@@ -198,8 +198,9 @@ export class DocumentsRepository {
   }
 
   /** Marks the run's document ready with its chunk count; returns the run's processing time. */
-  async markReady(tx: Tx, run: Run, chunks: number): Promise<number> {
-    const [ready] = await tx.query<{ processing_time_ms: number }[]>(
+  async markReady(tx: Tx, run: Run, chunks: number): Promise<number | null> {
+    // An UPDATE answers its rows and its count.
+    const [[ready]] = await tx.query<[{ processing_time_ms: number }[], number]>(
       `UPDATE documents
           SET status = 'ready', chunks_created = $3, ${PROCESSING_TIME}, progress = NULL, error = NULL
          FROM ${RUN_ENDED}
@@ -207,6 +208,6 @@ export class DocumentsRepository {
         RETURNING processing_time_ms`,
       [run.documentId, run.generation, chunks],
     );
-    return ready.processing_time_ms;
+    return ready?.processing_time_ms ?? null;
   }
 }

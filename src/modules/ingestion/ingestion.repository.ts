@@ -70,6 +70,7 @@ export class IngestionRepository {
           : null,
       );
       const elapsed = await this.documents.markReady(tx, run, chunks.length);
+      if (elapsed === null) return null;
       await this.events.record(tx, 'document.processed', {
         document_id: run.documentId,
         dataset_id: datasetId,

@@ -1,0 +1,274 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Tx } from 'src/database/transaction.js';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** An event of the outbox not yet turned into deliveries. */
+export interface OutboxEvent {
+  seq: string;
+  id: string;
+  accountId: string;
+  event: string;
+  resourceId: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface NewDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  event: string;
+  resourceId: string;
+  body: string;
+}
+
+/** A delivery claimed for one attempt, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  event: string;
+  resourceId: string;
+  body: string;
+  /** This attempt's number, 1 first. */
+  attempt: number;
+  url: string;
+  secrets: string[];
+}
+
+export interface AttemptRecord {
+  id: string;
+  deliveryId: string;
+  attempt: number;
+  outcome: 'delivered' | 'failed';
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  startedAt: Date;
+}
+
+/** No earlier delivery of the same resource to the same webhook is still under way. */
+const HEAD_OF_LINE = `NOT EXISTS (
+  SELECT 1 FROM webhook_deliveries e
+   WHERE e.webhook_id = d.webhook_id AND e.resource_id = d.resource_id AND e.status = 'pending' AND e.seq < d.seq)`;
+
+/**
+ * The outbox's reads, and the deliveries and attempts of webhooks. The database is the truth of every
+ * delivery: the queue's jobs only say "try this one now", and a claim decides which attempt runs.
+ */
+@Injectable()
+export class WebhookDeliveriesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The oldest undispatched events, locked against other dispatchers (skipped, not waited for). */
+  async undispatched(tx: Tx, limit: number): Promise<OutboxEvent[]> {
+    const rows = await tx.query<
+      {
+        seq: string;
+        id: string;
+        account_id: string;
+        event: string;
+        resource_id: string;
+        data: Record<string, unknown>;
+        created_at: Date;
+      }[]
+    >(
+      `SELECT seq, id, account_id, event, resource_id, data, created_at FROM events
+        WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    return rows.map((row) => ({
+      seq: row.seq,
+      id: row.id,
+      accountId: row.account_id,
+      event: row.event,
+      resourceId: row.resource_id,
+      data: row.data,
+      createdAt: row.created_at,
+    }));
+  }
+
+  /** The active webhooks of these accounts, with the events each takes. */
+  subscribers(tx: Tx, accountIds: string[]): Promise<{ id: string; account_id: string; events: string[] }[]> {
+    return tx.query(
+      `SELECT id, account_id, events FROM webhooks WHERE account_id = ANY($1) AND active ORDER BY id`,
+      [accountIds],
+    );
+  }
+
+  /** Adds deliveries and marks their events dispatched, in the dispatcher's transaction. */
+  async dispatch(tx: Tx, deliveries: NewDelivery[], eventSeqs: string[]): Promise<void> {
+    if (deliveries.length > 0) {
+      await tx.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event, resource_id, body)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+        [
+          deliveries.map((d) => d.id),
+          deliveries.map((d) => d.webhookId),
+          deliveries.map((d) => d.eventId),
+          deliveries.map((d) => d.event),
+          deliveries.map((d) => d.resourceId),
+          deliveries.map((d) => d.body),
+        ],
+      );
+    }
+    await tx.query(`UPDATE events SET dispatched_at = now() WHERE seq = ANY($1::bigint[])`, [eventSeqs]);
+  }
+
+  /**
+   * Deliveries due now that are first in line for their resource, of active webhooks: those to try.
+   * `webhookIds` narrows it to some webhooks; with none, all (the sweep).
+   */
+  due(limit: number, webhookIds?: string[]): Promise<{ deliveryId: string; attempts: number }[]> {
+    return this.db.query(
+      `SELECT d.id AS "deliveryId", d.attempts FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.active
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND ${HEAD_OF_LINE}
+          ${webhookIds ? 'AND d.webhook_id = ANY($2)' : ''}
+        ORDER BY d.next_attempt_at LIMIT $1`,
+      webhookIds ? [limit, webhookIds] : [limit],
+    );
+  }
+
+  /**
+   * Claims attempt `attempts + 1` of a delivery: only if it is still pending, due, first in line, its
+   * webhook active, and no other attempt claimed it first. The claim pushes `next_attempt_at` past
+   * the attempt's time (`leaseMs`), so that a worker that dies mid-attempt leaves it to the sweep.
+   */
+  async claim(deliveryId: string, attempts: number, leaseMs: number): Promise<ClaimedDelivery | null> {
+    const [rows] = await this.db.query<
+      [
+        {
+          id: string;
+          webhook_id: string;
+          event_id: string;
+          event: string;
+          resource_id: string;
+          body: string;
+          attempts: number;
+          url: string;
+          secret: string;
+          previous_secret: string | null;
+        }[],
+        number,
+      ]
+    >(
+      `UPDATE webhook_deliveries d
+          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $3::double precision / 1000)
+         FROM webhooks w
+        WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending' AND d.next_attempt_at <= now()
+          AND w.id = d.webhook_id AND w.active AND ${HEAD_OF_LINE}
+        RETURNING d.id, d.webhook_id, d.event_id, d.event, d.resource_id, d.body, d.attempts, w.url, w.secret,
+                  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret`,
+      [deliveryId, attempts, leaseMs],
+    );
+    // An UPDATE answers its rows and its count.
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      webhookId: row.webhook_id,
+      eventId: row.event_id,
+      event: row.event,
+      resourceId: row.resource_id,
+      body: row.body,
+      attempt: row.attempts,
+      url: row.url,
+      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+    };
+  }
+
+  /** Attempts started at a webhook in the current clock hour, for its hourly limit. */
+  async attemptsThisHour(webhookId: string): Promise<number> {
+    const [{ count }] = await this.db.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.webhook_id = $1 AND a.started_at >= date_trunc('hour', now())`,
+      [webhookId],
+    );
+    return count;
+  }
+
+  /** Gives back a claimed attempt, uncounted, and puts the delivery off until the next clock hour. */
+  async deferToNextHour(deliveryId: string): Promise<Date> {
+    const [[{ at }]] = await this.db.query<[{ at: Date }[], number]>(
+      `UPDATE webhook_deliveries
+          SET attempts = attempts - 1, next_attempt_at = date_trunc('hour', now()) + interval '1 hour'
+        WHERE id = $1 RETURNING next_attempt_at AS at`,
+      [deliveryId],
+    );
+    return at;
+  }
+
+  /**
+   * Records an attempt and what follows from it, in one transaction: the delivery done (`delivered`
+   * or `failed`), or pending again at `retryAt`.
+   */
+  async settle(
+    attempt: AttemptRecord,
+    next: { status: 'delivered' | 'failed' } | { retryAt: Date },
+  ): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_attempts (id, delivery_id, attempt, outcome, status_code, duration_ms, error, response_body, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          attempt.id,
+          attempt.deliveryId,
+          attempt.attempt,
+          attempt.outcome,
+          attempt.statusCode,
+          attempt.durationMs,
+          attempt.error,
+          attempt.responseBody,
+          attempt.startedAt,
+        ],
+      );
+      if ('status' in next) {
+        await tx.query(`UPDATE webhook_deliveries SET status = $2, completed_at = now() WHERE id = $1`, [
+          attempt.deliveryId,
+          next.status,
+        ]);
+      } else {
+        await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1`, [
+          attempt.deliveryId,
+          next.retryAt,
+        ]);
+      }
+    });
+  }
+
+  /**
+   * The deliveries of the last 24 hours that ended, and how many of them failed, for the rule that
+   * disables a webhook failing more than 80% of at least `minimum` of them.
+   */
+  async recentOutcomes(webhookId: string): Promise<{ ended: number; failed: number }> {
+    const [row] = await this.db.query<{ ended: number; failed: number }[]>(
+      `SELECT count(*)::int AS ended, count(*) FILTER (WHERE status = 'failed')::int AS failed
+         FROM webhook_deliveries
+        WHERE webhook_id = $1 AND completed_at > now() - interval '24 hours'`,
+      [webhookId],
+    );
+    return row;
+  }
+
+  /** Turns a webhook off for failing; false if it was already off. */
+  async disable(webhookId: string, reason: string): Promise<boolean> {
+    const [, affected] = await this.db.query<[unknown, number]>(
+      `UPDATE webhooks SET active = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND active`,
+      [webhookId, reason],
+    );
+    return affected > 0;
+  }
+
+  /** Deletes what is older than the retention period: ended deliveries (with their attempts), dispatched events. */
+  async purge(days: number): Promise<void> {
+    await this.db.query(
+      `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)`,
+      [days],
+    );
+    await this.db.query(`DELETE FROM events WHERE dispatched_at < now() - make_interval(days => $1)`, [days]);
+  }
+}

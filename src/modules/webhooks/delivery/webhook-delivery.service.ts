@@ -1,0 +1,116 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { newId } from 'src/common/ids/ids.js';
+import { LOGGER } from 'src/common/logging/logger.js';
+import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import type { AddressPolicy } from 'src/modules/webhooks/delivery/safe-address.js';
+import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
+import {
+  type ClaimedDelivery,
+  WebhookDeliveriesRepository,
+} from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+import { type SendResult, sendDelivery } from 'src/modules/webhooks/delivery/webhook-sender.js';
+import { type DeliverJob, WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
+
+/** A webhook failing more than this share of its deliveries over 24 hours is disabled. */
+const DISABLE_ABOVE_FAILURE_RATE = 0.8;
+/** Time an attempt may take beyond its timeout before the sweep may try the delivery again. */
+const LEASE_MARGIN_MS = 30_000;
+
+/** The headers of every delivery besides its signatures. */
+export function deliveryHeaders(event: string, attemptId: string): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': 'SERVICE-Webhooks/1.0',
+    'X-SERVICE-Event': event,
+    'X-SERVICE-Delivery': attemptId,
+  };
+}
+
+/** What an attempt's answer means, as the contract's table has it. */
+export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' {
+  const status = result.statusCode;
+  if (status !== null && status >= 200 && status < 300) return 'delivered';
+  // 4xx: the receiver refuses it, and will again; 3xx: redirects are not followed, so the same.
+  if (status !== null && status < 500) return 'failed';
+  return 'retry'; // 5xx, a timeout, no connection, a refused address
+}
+
+/**
+ * One attempt of a delivery, from its claim to what follows: delivered; failed for good (a 4xx, or
+ * the retries spent), which may disable the webhook; or retried after `WEBHOOK_RETRY_DELAYS_SECONDS`.
+ * A delivery that ends lets the next one of the same resource go (per webhook, a resource's events
+ * arrive in the order they happened, retries included).
+ */
+@Injectable()
+export class WebhookDeliveryService {
+  constructor(
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly queue: WebhookQueue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Where deliveries may connect (docs/webhooks.md, SSRF). */
+  get policy(): AddressPolicy {
+    return {
+      allowLoopback: this.config.nodeEnv !== 'production',
+      allowPrivate: this.config.webhooks.allowPrivate,
+    };
+  }
+
+  async attempt(job: DeliverJob): Promise<void> {
+    const { timeoutMs, hourlyLimit } = this.config.webhooks;
+    const claimed = await this.deliveries.claim(job.deliveryId, job.attempts, timeoutMs + LEASE_MARGIN_MS);
+    if (!claimed) return; // done, not due, not first in line, or its webhook is off: nothing to send
+    if ((await this.deliveries.attemptsThisHour(claimed.webhookId)) >= hourlyLimit) {
+      // Held back, not dropped: the sweep tries it again once the next hour has begun.
+      await this.deliveries.deferToNextHour(claimed.id);
+      return;
+    }
+    const attemptId = newId('att');
+    const startedAt = new Date();
+    const result = await sendDelivery(
+      claimed.url,
+      claimed.body,
+      {
+        ...deliveryHeaders(claimed.event, attemptId),
+        ...signDelivery(claimed.eventId, claimed.body, claimed.secrets, startedAt),
+      },
+      { timeoutMs, policy: this.policy },
+    );
+    const outcome = outcomeOf(result);
+    const delays = this.config.webhooks.retryDelaysSeconds;
+    const retry = outcome === 'retry' && claimed.attempt <= delays.length;
+    const record = {
+      id: attemptId,
+      deliveryId: claimed.id,
+      attempt: claimed.attempt,
+      outcome: outcome === 'delivered' ? ('delivered' as const) : ('failed' as const),
+      ...result,
+      startedAt,
+    };
+    if (retry) {
+      const delayMs = delays[claimed.attempt - 1] * 1000;
+      await this.deliveries.settle(record, { retryAt: new Date(Date.now() + delayMs) });
+      await this.queue.enqueue([{ deliveryId: claimed.id, attempts: claimed.attempt }], delayMs);
+      return;
+    }
+    await this.deliveries.settle(record, { status: outcome === 'delivered' ? 'delivered' : 'failed' });
+    if (outcome !== 'delivered') await this.disableIfFailing(claimed);
+    await this.queue.enqueue(await this.deliveries.due(100, [claimed.webhookId]));
+  }
+
+  private async disableIfFailing(delivery: ClaimedDelivery): Promise<void> {
+    const { ended, failed } = await this.deliveries.recentOutcomes(delivery.webhookId);
+    if (ended < this.config.webhooks.disableAfterDeliveries || failed / ended <= DISABLE_ABOVE_FAILURE_RATE)
+      return;
+    const reason = `${failed} of its ${ended} deliveries in the last 24 hours failed`;
+    if (await this.deliveries.disable(delivery.webhookId, reason)) {
+      this.logger.warn(
+        { webhook_id: delivery.webhookId, ended, failed },
+        'webhook disabled for failing deliveries',
+      );
+    }
+  }
+}
