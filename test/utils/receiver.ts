@@ -46,7 +46,7 @@ export class Receiver {
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
-    this.port = (this.server!.address() as { port: number }).port;
+    this.port = (this.server.address() as { port: number }).port;
     return this;
   }
 
