@@ -56,7 +56,10 @@ describe('Health, readiness and API documentation', () => {
       '/v1/mcp/datasets/{dataset_id}',
       '/v1/mcp/query',
       '/v1/webhooks',
+      '/v1/webhooks/test',
       '/v1/webhooks/{webhook_id}',
+      '/v1/webhooks/{webhook_id}/deliveries',
+      '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       '/v1/webhooks/{webhook_id}/rotate-secret',
     ]);
     expect(Object.keys(document.paths['/v1/datasets'])).toEqual(expect.arrayContaining(['get', 'post']));
@@ -199,6 +202,7 @@ describe('Health, readiness and API documentation', () => {
         'SignInDto',
         'CreateWebhookDto',
         'UpdateWebhookDto',
+        'TestWebhookDto',
       ]),
     );
     for (const name of requestSchemas) {

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -11,13 +12,21 @@ import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
+import type { DeliveryLogEntry } from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
 import {
   CreateWebhookDto,
+  DeliveryListResponseDto,
+  DeliveryResponseDto,
+  ListDeliveriesQueryDto,
   ListWebhooksQueryDto,
+  TestDeliveryResponseDto,
+  TestWebhookDto,
   UpdateWebhookDto,
   WebhookListResponseDto,
   WebhookResponseDto,
 } from 'src/modules/webhooks/dto/webhook.dto.js';
+import { WebhookDeliveriesService } from 'src/modules/webhooks/webhook-deliveries.service.js';
+import type { WebhookEvent } from 'src/modules/webhooks/webhook-events.js';
 import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
 import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
 
@@ -39,6 +48,30 @@ export function toWebhookResponse(webhook: WebhookEntity, withSecret = false): W
   };
 }
 
+function toDeliveryResponse(delivery: DeliveryLogEntry): DeliveryResponseDto {
+  return {
+    delivery_id: delivery.id,
+    event_id: delivery.eventId,
+    event: delivery.event,
+    status: delivery.status,
+    ...(delivery.status === 'pending'
+      ? { next_attempt_at: new Date(delivery.nextAttemptAt).toISOString() }
+      : {}),
+    created_at: new Date(delivery.createdAt).toISOString(),
+    completed_at: delivery.completedAt ? new Date(delivery.completedAt).toISOString() : null,
+    attempts: delivery.attempts.map((attempt) => ({
+      attempt_id: attempt.id,
+      attempt: attempt.attempt,
+      outcome: attempt.outcome,
+      status_code: attempt.statusCode,
+      duration_ms: attempt.durationMs,
+      error: attempt.error,
+      response_body: attempt.responseBody,
+      started_at: new Date(attempt.startedAt).toISOString(),
+    })),
+  };
+}
+
 const WRITE_ERRORS = {
   400: ['validation_error', 'invalid_events', 'invalid_webhook_url'],
 };
@@ -46,7 +79,41 @@ const WRITE_ERRORS = {
 @ApiTags('webhooks')
 @Controller('v1/webhooks')
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly deliveries: WebhookDeliveriesService,
+  ) {}
+
+  @Post('test')
+  @HttpCode(200)
+  @Auth({ scope: 'webhooks:write' })
+  @ApiOperation({
+    summary: 'Send a test delivery',
+    description:
+      'Sends the event with sample data to the webhook now, signed like any delivery, and answers how the ' +
+      'attempt went. Not retried, not in the delivery log, and not counted towards automatic disabling.',
+  })
+  @ApiOkResponse({ type: TestDeliveryResponseDto })
+  @ApiErrors([400, 401, 403, 404, 413, 415, 429], { 400: ['validation_error'], 404: ['webhook_not_found'] })
+  async test(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Body() body: TestWebhookDto,
+  ): Promise<TestDeliveryResponseDto> {
+    const { event, delivered, result } = await this.deliveries.test(
+      caller,
+      body.webhook_id,
+      body.event as WebhookEvent,
+    );
+    return {
+      webhook_id: body.webhook_id,
+      event,
+      delivered,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+      response_body: result.responseBody,
+    };
+  }
 
   @Post()
   @HttpCode(201)
@@ -140,5 +207,45 @@ export class WebhooksController {
     @Param('webhook_id') webhookId: string,
   ): Promise<WebhookResponseDto> {
     return toWebhookResponse(await this.webhooks.rotateSecret(caller, webhookId), true);
+  }
+
+  @Get(':webhook_id/deliveries')
+  @Auth({ scope: 'webhooks:read' })
+  @ApiOperation({
+    summary: "A webhook's delivery log, newest first",
+    description:
+      'Each delivery of an event with each of its attempts; kept WEBHOOK_RETENTION_DAYS (30) days.',
+  })
+  @ApiOkResponse({ type: DeliveryListResponseDto })
+  @ApiErrors([400, 401, 403, 404, 429], { 400: ['validation_error'], 404: ['webhook_not_found'] })
+  async listDeliveries(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+    @Query() query: ListDeliveriesQueryDto,
+  ): Promise<DeliveryListResponseDto> {
+    const page = await this.deliveries.list(caller, webhookId, query);
+    return listEnvelope(
+      'deliveries',
+      { items: page.items.map(toDeliveryResponse), total: page.total },
+      query,
+    );
+  }
+
+  @Post(':webhook_id/deliveries/:delivery_id/redeliver')
+  @HttpCode(202)
+  @Auth({ scope: 'webhooks:write' })
+  @ApiOperation({
+    summary: 'Send a delivery’s event again',
+    description:
+      'A new delivery of the same event (same body and id), queued now; its outcome shows in the log.',
+  })
+  @ApiAcceptedResponse({ type: DeliveryResponseDto })
+  @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found', 'delivery_not_found'] })
+  async redeliver(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('webhook_id') webhookId: string,
+    @Param('delivery_id') deliveryId: string,
+  ): Promise<DeliveryResponseDto> {
+    return toDeliveryResponse(await this.deliveries.redeliver(caller, webhookId, deliveryId));
   }
 }

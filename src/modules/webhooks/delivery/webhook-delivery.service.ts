@@ -27,6 +27,11 @@ export function deliveryHeaders(event: string, attemptId: string): Record<string
   };
 }
 
+/** Where deliveries may connect (docs/webhooks.md, SSRF): loopback only outside production. */
+export function deliveryPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhooks'>): AddressPolicy {
+  return { allowLoopback: config.nodeEnv !== 'production', allowPrivate: config.webhooks.allowPrivate };
+}
+
 /** What an attempt's answer means, as the contract's table has it. */
 export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' {
   const status = result.statusCode;
@@ -51,14 +56,6 @@ export class WebhookDeliveryService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Where deliveries may connect (docs/webhooks.md, SSRF). */
-  get policy(): AddressPolicy {
-    return {
-      allowLoopback: this.config.nodeEnv !== 'production',
-      allowPrivate: this.config.webhooks.allowPrivate,
-    };
-  }
-
   async attempt(job: DeliverJob): Promise<void> {
     const { timeoutMs, hourlyLimit } = this.config.webhooks;
     const claimed = await this.deliveries.claim(job.deliveryId, job.attempts, timeoutMs + LEASE_MARGIN_MS);
@@ -77,7 +74,7 @@ export class WebhookDeliveryService {
         ...deliveryHeaders(claimed.event, attemptId),
         ...signDelivery(claimed.eventId, claimed.body, claimed.secrets, startedAt),
       },
-      { timeoutMs, policy: this.policy },
+      { timeoutMs, policy: deliveryPolicy(this.config) },
     );
     const outcome = outcomeOf(result);
     const delays = this.config.webhooks.retryDelaysSeconds;

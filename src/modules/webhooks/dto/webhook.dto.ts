@@ -150,3 +150,95 @@ export class TestWebhookDto {
   @IsDefined({ message: 'is required' })
   event!: string;
 }
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+
+export class ListDeliveriesQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: DELIVERY_STATUSES })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsIn(DELIVERY_STATUSES, { message: `must be one of ${DELIVERY_STATUSES.join(', ')}` })
+  status?: (typeof DELIVERY_STATUSES)[number];
+}
+
+export class DeliveryAttemptDto {
+  @ApiProperty({ example: 'att_8Jk2mQ4rT7vX1zB5nC9dFg', description: 'Sent as X-SERVICE-Delivery' })
+  attempt_id!: string;
+
+  @ApiProperty({ type: 'integer', example: 1 })
+  attempt!: number;
+
+  @ApiProperty({ enum: ['delivered', 'failed'] })
+  outcome!: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: 503, description: 'null: no answer came' })
+  status_code!: number | null;
+
+  @ApiProperty({ type: 'integer', example: 84 })
+  duration_ms!: number;
+
+  @ApiProperty({ type: String, nullable: true, example: 'the receiver answered 503' })
+  error!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The first 1 KB of the answer' })
+  response_body!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  started_at!: string;
+}
+
+export class DeliveryResponseDto {
+  @ApiProperty({ example: 'dlv_2Hq8nR5tW1yZ4bC7eF0gJk' })
+  delivery_id!: string;
+
+  @ApiProperty({
+    example: 'evt_5Tn1pQ8sV3xA6cE9hK2mLo',
+    description: 'The payload `id` and webhook-id: the same on every attempt',
+  })
+  event_id!: string;
+
+  @ApiProperty({ isArray: false, enum: [...WEBHOOK_EVENTS], enumName: 'WebhookEvent' })
+  event!: string;
+
+  @ApiProperty({ enum: DELIVERY_STATUSES, description: 'pending: queued or waiting for a retry' })
+  status!: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'When a pending delivery is tried next' })
+  next_attempt_at?: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at!: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  completed_at!: string | null;
+
+  @ApiProperty({ type: [DeliveryAttemptDto] })
+  attempts!: DeliveryAttemptDto[];
+}
+
+export class DeliveryListResponseDto extends PageEnvelopeDto {
+  @ApiProperty({ type: [DeliveryResponseDto] })
+  deliveries!: DeliveryResponseDto[];
+}
+
+export class TestDeliveryResponseDto {
+  @ApiProperty({ example: 'wh_3kT9qLm2Vx8ZpR4sNc7bYw' })
+  webhook_id!: string;
+
+  @ApiProperty({ enum: [...WEBHOOK_EVENTS], enumName: 'WebhookEvent' })
+  event!: string;
+
+  @ApiProperty({ description: 'Whether the receiver answered 2xx' })
+  delivered!: boolean;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: 200 })
+  status_code!: number | null;
+
+  @ApiProperty({ type: 'integer', example: 42 })
+  duration_ms!: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  error!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The first 1 KB of the answer' })
+  response_body!: string | null;
+}
