@@ -95,6 +95,13 @@ describe('Health, readiness and API documentation', () => {
       expect.arrayContaining([{ bearer: [] }, { oauth2: ['datasets:write'] }, { session: [] }]),
     );
     expect(document.components.schemas.ErrorResponseDto.properties.retry_after.type).toBe('integer');
+    // What webhook deliveries POST, for receivers.
+    expect(Object.keys(document.components.schemas.WebhookEventPayloadDto.properties)).toEqual([
+      'id',
+      'event',
+      'timestamp',
+      'data',
+    ]);
     // The contract's integers are integers in the schema, not numbers.
     const integers = [
       ['QueryDto', 'limit'],

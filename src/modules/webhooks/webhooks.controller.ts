@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import {
   ApiAcceptedResponse,
   ApiCreatedResponse,
+  ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
@@ -22,6 +23,7 @@ import {
   TestDeliveryResponseDto,
   TestWebhookDto,
   UpdateWebhookDto,
+  WebhookEventPayloadDto,
   WebhookListResponseDto,
   WebhookResponseDto,
 } from 'src/modules/webhooks/dto/webhook.dto.js';
@@ -77,6 +79,8 @@ const WRITE_ERRORS = {
 };
 
 @ApiTags('webhooks')
+// What every delivery POSTs: in the document for receivers, though no route returns it.
+@ApiExtraModels(WebhookEventPayloadDto)
 @Controller('v1/webhooks')
 export class WebhooksController {
   constructor(
@@ -121,7 +125,9 @@ export class WebhooksController {
   @Idempotent()
   @ApiOperation({
     summary: 'Subscribe a URL to events',
-    description: 'The response holds the signing secret, shown in full only here and at rotation.',
+    description:
+      'The response holds the signing secret, shown in full only here and at rotation. Deliveries POST a ' +
+      'WebhookEventPayloadDto, signed with X-SERVICE-Signature and the Standard Webhooks headers (docs/webhooks.md).',
   })
   @ApiCreatedResponse({ type: WebhookResponseDto })
   @ApiErrors([400, 401, 403, 409, 413, 415, 422, 429], {

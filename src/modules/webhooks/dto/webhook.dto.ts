@@ -242,3 +242,35 @@ export class TestDeliveryResponseDto {
   @ApiProperty({ type: String, nullable: true, description: 'The first 1 KB of the answer' })
   response_body!: string | null;
 }
+
+/** The body of every delivery, for the OpenAPI document (receivers' reference; docs/webhooks.md). */
+export class WebhookEventPayloadDto {
+  @ApiProperty({
+    example: 'evt_5Tn1pQ8sV3xA6cE9hK2mLo',
+    description: 'The event: the same on every attempt and redelivery, and as webhook-id; de-duplicate by it',
+  })
+  id!: string;
+
+  @ApiProperty({ enum: [...WEBHOOK_EVENTS], enumName: 'WebhookEvent' })
+  event!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the change committed' })
+  timestamp!: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'document.uploaded: document_id, dataset_id, filename, size_bytes, status, metadata. document.processed: ' +
+      'document_id, dataset_id, chunks_created, processing_time_ms, status, embedding_model. ' +
+      'document.processing_failed: document_id, dataset_id, error {code, message, details}. document.deleted: ' +
+      'document_id, dataset_id, deleted_by. dataset.created: dataset_id, name, description, is_public, created_by. ' +
+      'dataset.updated: dataset_id, changes, updated_by. dataset.deleted: dataset_id, document_count, deleted_by.',
+    example: {
+      document_id: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x',
+      dataset_id: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp',
+      chunks_created: 12,
+    },
+  })
+  data!: Record<string, unknown>;
+}
