@@ -8,7 +8,8 @@ export class Webhooks1732000000012 implements MigrationInterface {
   name = 'Webhooks1732000000012';
 
   async up(db: QueryRunner): Promise<void> {
-    // A rotated secret keeps signing beside the new one until `previous_secret_expires_at`.
+    // A rotated secret keeps signing beside the new one until `previous_secret_expires_at`. The
+    // attempts of the current clock hour are counted on the row, for the hourly limit.
     await db.query(`
       CREATE TABLE webhooks (
         id                          text PRIMARY KEY,
@@ -21,6 +22,9 @@ export class Webhooks1732000000012 implements MigrationInterface {
         secret                      text NOT NULL,
         previous_secret             text,
         previous_secret_expires_at  timestamptz,
+        enabled_at                  timestamptz NOT NULL DEFAULT now(),
+        hour_started_at             timestamptz,
+        hour_attempts               integer NOT NULL DEFAULT 0,
         created_at                  timestamptz NOT NULL DEFAULT now(),
         updated_at                  timestamptz NOT NULL DEFAULT now()
       )`);

@@ -221,6 +221,29 @@ describe('Webhook delivery', () => {
     }
   });
 
+  it("holds a document's later events back while an earlier one is being retried", async () => {
+    await subscribe(['document.uploaded', 'document.processed'], '/ordered');
+    let refused = false;
+    receiver.answer = (request) => {
+      if (request.body.event !== 'document.uploaded' || refused) return { status: 200 };
+      refused = true;
+      return { status: 503 }; // retried after 1 s, by which time the document is processed
+    };
+    const datasetId = await createDataset(t.http, key);
+    const uploaded = await t.http
+      .post(`/v1/datasets/${datasetId}/documents`)
+      .set(bearer(key))
+      .send({ content: 'Ordered events.' })
+      .expect(201);
+    await waitForDocument(t.http, key, datasetId, uploaded.body.document_id as string);
+    await arrived(receiver, 'document.processed');
+    expect(receiver.received.map((r) => r.body.event)).toEqual([
+      'document.uploaded',
+      'document.uploaded',
+      'document.processed',
+    ]);
+  });
+
   it('does not follow redirects', async () => {
     const webhook = await subscribe(['dataset.created'], '/moved');
     receiver.answer = (request) =>
@@ -343,8 +366,19 @@ describe('Webhook delivery log, tests and rotation', () => {
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
     expect(new Webhook(webhook.secret).verify(request.raw, headers)).toEqual(request.body);
     expect(new Webhook(rotated.secret).verify(request.raw, headers)).toEqual(request.body);
+    // The contract's single signature stays the previous secret's until the grace period ends.
     expect(headers['x-service-signature']).toBe(
-      createHmac('sha256', rotated.secret).update(request.raw).digest('hex'),
+      createHmac('sha256', webhook.secret).update(request.raw).digest('hex'),
+    );
+    await t.sql.query(`UPDATE webhooks SET previous_secret_expires_at = now() WHERE id = $1`, [
+      webhook.webhook_id,
+    ]);
+    await createDataset(t.http, key);
+    await until(() => receiver.received.filter((r) => r.path === '/rotated').length === 2, 10_000);
+    const after = receiver.received.filter((r) => r.path === '/rotated')[1];
+    expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
+    expect(after.headers['x-service-signature']).toBe(
+      createHmac('sha256', rotated.secret).update(after.raw).digest('hex'),
     );
   });
 });

@@ -200,8 +200,20 @@ describe('Webhook subscriptions', () => {
       code: 'insufficient_scope',
       details: { required_scope: 'webhooks:read' },
     });
-    const adminToken = await tokensFor(t, client, admin);
-    expect(adminToken.scope.split(' ')).toEqual(expect.arrayContaining(['webhooks:read', 'webhooks:write']));
+    // Asked for by name: a client that names no scope is not granted the webhooks'.
+    expect((await tokensFor(t, client, admin)).scope).not.toContain('webhooks');
+    const adminToken = await tokensFor(t, client, admin, { scope: 'webhooks:read webhooks:write' });
+    expect(adminToken.scope.split(' ').sort()).toEqual(['webhooks:read', 'webhooks:write']);
     await create({ url: RECEIVER, events: ['dataset.created'] }, adminToken.access_token).expect(201);
+    // A grant for chosen datasets would see every dataset's events through a webhook.
+    const datasetId = (
+      await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'only this' }).expect(201)
+    ).body.id as string;
+    const narrow = await tokensFor(t, client, admin, {
+      scope: 'webhooks:read webhooks:write',
+      datasetIds: [datasetId],
+    });
+    const restricted = await t.http.get('/v1/webhooks').set(bearer(narrow.access_token)).expect(403);
+    expect(restricted.body.code).toBe('grant_restricted');
   });
 });

@@ -284,7 +284,6 @@ function parseTrustProxy(read: EnvReader): string | number | false {
   return value;
 }
 
-/** A comma-separated list of origins (`https://app.example.com`, no path), or null when unset. */
 /** Comma-separated whole seconds, such as `60,300,1800`: the waits before each retry. */
 function parseDelays(read: EnvReader, name: string, fallback: number[]): number[] {
   const value = read.optional(name);
@@ -303,6 +302,7 @@ function parseDelays(read: EnvReader, name: string, fallback: number[]): number[
   return delays;
 }
 
+/** A comma-separated list of origins (`https://app.example.com`, no path), or null when unset. */
 function parseOrigins(read: EnvReader, name: string): string[] | null {
   const value = read.optional(name);
   if (value === undefined) return null;

@@ -55,11 +55,13 @@ export class EventOutbox {
    */
   async record<K extends DomainEventName>(tx: Tx, name: K, data: DomainEventMap[K]): Promise<void> {
     const resourceId = 'document_id' in data ? data.document_id : data.dataset_id;
-    await tx.query(
+    const recorded = await tx.query<{ id: string }[]>(
       `INSERT INTO events (id, account_id, event, resource_id, data)
-       SELECT $1, account_id, $2, $3, $4 FROM datasets WHERE id = $5`,
+       SELECT $1, account_id, $2, $3, $4 FROM datasets WHERE id = $5 RETURNING id`,
       [newId('evt'), name, resourceId, data, data.dataset_id],
     );
+    // An event with no account would be lost silently; failing rolls the change back with it.
+    if (recorded.length !== 1) throw new Error(`${name}: dataset ${data.dataset_id} not found to record it`);
   }
 }
 

@@ -6,7 +6,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * What is wrong with a webhook's URL, or null. HTTPS, or plain HTTP to this machine outside
  * production (a receiver under development); no credentials in it (they would be logged and shown in
  * every listing), at most 2,048 characters. Where it may point is decided again at each delivery, from
- * the address its host then resolves to (see `safe-connect.ts`).
+ * the address its host then resolves to (see `sendDelivery`).
  */
 export function webhookUrlIssue(value: string, { production }: { production: boolean }): string | null {
   if (value.length > WEBHOOK_LIMITS.urlCharacters) {

@@ -34,6 +34,10 @@ export class WebhookEntity {
   @Column('timestamptz', { name: 'previous_secret_expires_at', nullable: true })
   previousSecretExpiresAt!: Date | null;
 
+  /** When it was last turned on: its failure rate counts from here (at most 24 hours back). */
+  @Column('timestamptz', { name: 'enabled_at' })
+  enabledAt!: Date;
+
   @Column('timestamptz', { name: 'created_at' })
   createdAt!: Date;
 

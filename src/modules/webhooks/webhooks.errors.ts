@@ -27,6 +27,12 @@ export const WebhookErrors = {
       unknown.length > 0 ? `Unknown events: ${unknown.join(', ')}` : 'events must name at least one event',
       { field: 'events', unknown, allowed: WEBHOOK_EVENTS },
     ),
+  grantRestricted: () =>
+    new AppError(
+      403,
+      'grant_restricted',
+      'This token was granted for chosen datasets only; webhooks carry the events of every dataset of the account',
+    ),
   invalidUrl: (issue: string) =>
     new AppError(400, 'invalid_webhook_url', `Invalid webhook url: ${issue}`, { field: 'url', issue }),
 };

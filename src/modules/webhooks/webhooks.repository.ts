@@ -19,6 +19,7 @@ export type WebhookChanges = Partial<
     | 'description'
     | 'active'
     | 'disabledReason'
+    | 'enabledAt'
     | 'secret'
     | 'previousSecret'
     | 'previousSecretExpiresAt'

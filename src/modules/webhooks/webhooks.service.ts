@@ -23,6 +23,7 @@ export class WebhooksService {
 
   /** A new webhook with a new secret, within the account's 100, under the account's lock. */
   create(caller: AccountPrincipal, input: CreateWebhookDto): Promise<WebhookEntity> {
+    checkUnrestricted(caller);
     this.checkUrl(input.url);
     const events = checkedEvents(input.events);
     return this.transactions.run(async (tx) => {
@@ -41,10 +42,12 @@ export class WebhooksService {
   }
 
   list(caller: AccountPrincipal, limit: number, offset: number): Promise<Page<WebhookEntity>> {
+    checkUnrestricted(caller);
     return this.webhooks.list(caller.accountId, limit, offset);
   }
 
   async get(caller: AccountPrincipal, webhookId: string): Promise<WebhookEntity> {
+    checkUnrestricted(caller);
     const webhook = isId('wh', webhookId) ? await this.webhooks.find(caller.accountId, webhookId) : null;
     if (!webhook) throw WebhookErrors.notFound(webhookId);
     return webhook;
@@ -52,6 +55,7 @@ export class WebhooksService {
 
   /** Only the fields sent change; turning a webhook on clears why the service had turned it off. */
   update(caller: AccountPrincipal, webhookId: string, input: UpdateWebhookDto): Promise<WebhookEntity> {
+    checkUnrestricted(caller);
     if (input.url !== undefined) this.checkUrl(input.url);
     const events = input.events === undefined ? undefined : checkedEvents(input.events);
     return this.transactions.run(async (tx) => {
@@ -62,7 +66,11 @@ export class WebhooksService {
       if (input.description !== undefined) changes.description = input.description;
       if (input.active !== undefined) {
         changes.active = input.active;
-        if (input.active) changes.disabledReason = null;
+        // Turned on again: its failure rate starts afresh (see recentOutcomes).
+        if (input.active && !webhook.active) {
+          changes.disabledReason = null;
+          changes.enabledAt = new Date();
+        }
       }
       if (Object.keys(changes).length === 0) return webhook;
       return this.webhooks.update(tx, webhook, changes);
@@ -70,6 +78,7 @@ export class WebhooksService {
   }
 
   async delete(caller: AccountPrincipal, webhookId: string): Promise<void> {
+    checkUnrestricted(caller);
     const deleted = isId('wh', webhookId) && (await this.webhooks.delete(caller.accountId, webhookId));
     if (!deleted) throw WebhookErrors.notFound(webhookId);
   }
@@ -90,6 +99,7 @@ export class WebhooksService {
   }
 
   private async lockOwn(caller: AccountPrincipal, webhookId: string, tx: Tx): Promise<WebhookEntity> {
+    checkUnrestricted(caller);
     const webhook = isId('wh', webhookId)
       ? await this.webhooks.findForUpdate(tx, caller.accountId, webhookId)
       : null;
@@ -103,7 +113,15 @@ export class WebhooksService {
   }
 }
 
-/** The events asked for, each once, in the contract's order; 400 invalid_events for any other name. */
+/**
+ * Webhooks carry the events of every dataset of the account, which a token granted for chosen datasets
+ * must not see.
+ */
+function checkUnrestricted(caller: AccountPrincipal): void {
+  if (caller.datasetIds !== null) throw WebhookErrors.grantRestricted();
+}
+
+/** The events asked for, each once, in the order sent; 400 invalid_events for any other name. */
 function checkedEvents(events: string[]): string[] {
   const unknown = events.filter((name) => !isWebhookEvent(name));
   if (unknown.length > 0 || events.length === 0) throw WebhookErrors.invalidEvents(unknown);

@@ -104,7 +104,9 @@ export class AuthorizationService {
     if (text('code_challenge_method') !== 'S256') {
       refuse(OAuthErrors.invalidRequest('code_challenge_method must be S256 (plain is not accepted)'));
     }
-    let scopes: Scope[] = [...SCOPES];
+    // Without a scope asked for: every scope but the webhooks', which send the account's events
+    // elsewhere and are granted only when a client names them.
+    let scopes: Scope[] = SCOPES.filter((scope) => !scope.startsWith('webhooks:'));
     const scope = text('scope') ?? client.metadata.scope;
     if (scope !== undefined && scope.trim() !== '') {
       try {

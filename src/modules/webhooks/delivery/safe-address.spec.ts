@@ -26,6 +26,9 @@ describe('addressIssue', () => {
     ['fe80::1', 'linkLocal'],
     ['::ffff:127.0.0.1', 'IPv4-mapped'],
     ['::ffff:8.8.8.8', 'IPv4-mapped'],
+    ['fec0::1', 'reserved'],
+    ['::7f00:1', 'reserved'],
+    ['64:ff9b:1::1', 'reserved'],
   ])('refuses %s (%s)', (address, kind) => {
     expect(addressIssue(address, publicOnly)).toContain(kind);
   });

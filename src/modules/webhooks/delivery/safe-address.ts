@@ -11,6 +11,12 @@ export interface AddressPolicy {
 
 /** Ranges ipaddr.js (1.9) counts as unicast that are not the public Internet's either. */
 const NOT_PUBLIC_V4 = ['198.18.0.0/15' /* benchmarking */].map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
+/**
+ * The IPv6 global unicast space: ipaddr.js counts as unicast what it does not otherwise name, such as
+ * deprecated site-local (fec0::/10), IPv4-compatible (::a.b.c.d) and local NAT64 (64:ff9b:1::/48)
+ * addresses, so only this block is taken as public.
+ */
+const GLOBAL_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 
 /**
  * Why an address may not be connected to, or null. Only public unicast addresses pass; loopback and
@@ -25,11 +31,13 @@ export function addressIssue(address: string, policy: AddressPolicy): string | n
     return policy.allowLoopback || policy.allowPrivate ? null : `${address} is a loopback address`;
   if (range === 'ipv4Mapped') return `${address} is an IPv4-mapped IPv6 address`;
   const notPublic =
-    parsed.kind() === 'ipv4' && NOT_PUBLIC_V4.some((cidr) => (parsed as ipaddr.IPv4).match(cidr));
+    parsed.kind() === 'ipv4'
+      ? NOT_PUBLIC_V4.some((cidr) => (parsed as ipaddr.IPv4).match(cidr))
+      : !(parsed as ipaddr.IPv6).match(GLOBAL_V6);
   if (range === 'unicast' && !notPublic) return null;
   if (policy.allowPrivate && range !== 'unspecified' && range !== 'multicast' && range !== 'broadcast')
     return null;
-  return `${address} is a ${notPublic ? 'reserved' : range} address, not a public one`;
+  return `${address} is a ${range === 'unicast' ? 'reserved' : range} address, not a public one`;
 }
 
 /**

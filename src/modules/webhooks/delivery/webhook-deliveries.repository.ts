@@ -51,6 +51,9 @@ export interface AttemptRecord {
   startedAt: Date;
 }
 
+/** The advisory lock that makes dispatchers take turns (an arbitrary constant of this service). */
+const DISPATCH_LOCK = 7_310_120_001;
+
 /** A delivery as its webhook's log shows it. */
 export interface DeliveryLogEntry {
   id: string;
@@ -85,8 +88,13 @@ const HEAD_OF_LINE = `NOT EXISTS (
 export class WebhookDeliveriesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The oldest undispatched events, locked against other dispatchers (skipped, not waited for). */
+  /**
+   * The oldest undispatched events, for one dispatcher at a time (a transaction-scoped advisory lock):
+   * deliveries must be made in the events' order, which dispatchers working side by side would not
+   * keep. Dispatching is a few statements per batch; the sending is what runs in parallel.
+   */
   async undispatched(tx: Tx, limit: number): Promise<OutboxEvent[]> {
+    await tx.query(`SELECT pg_advisory_xact_lock(${DISPATCH_LOCK})`);
     const rows = await tx.query<
       {
         seq: string;
@@ -99,7 +107,7 @@ export class WebhookDeliveriesRepository {
       }[]
     >(
       `SELECT seq, id, account_id, event, resource_id, data, created_at FROM events
-        WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1`,
       [limit],
     );
     return rows.map((row) => ({
@@ -202,14 +210,19 @@ export class WebhookDeliveriesRepository {
     };
   }
 
-  /** Attempts started at a webhook in the current clock hour, for its hourly limit. */
-  async attemptsThisHour(webhookId: string): Promise<number> {
-    const [{ count }] = await this.db.query<{ count: number }[]>(
-      `SELECT count(*)::int AS count FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
-        WHERE d.webhook_id = $1 AND a.started_at >= date_trunc('hour', now())`,
-      [webhookId],
+  /**
+   * Takes one of the webhook's attempts of the current clock hour, if `limit` leaves one: counted on the
+   * webhook's row, whose lock makes concurrent attempts take their turn, so that the limit holds.
+   */
+  async takeHourlySlot(webhookId: string, limit: number): Promise<boolean> {
+    const [, affected] = await this.db.query<[unknown, number]>(
+      `UPDATE webhooks
+          SET hour_attempts = CASE WHEN hour_started_at = date_trunc('hour', now()) THEN hour_attempts + 1 ELSE 1 END,
+              hour_started_at = date_trunc('hour', now())
+        WHERE id = $1 AND (hour_started_at IS DISTINCT FROM date_trunc('hour', now()) OR hour_attempts < $2)`,
+      [webhookId, limit],
     );
-    return count;
+    return affected > 0;
   }
 
   /** Gives back a claimed attempt, uncounted, and puts the delivery off until the next clock hour. */
@@ -247,15 +260,20 @@ export class WebhookDeliveriesRepository {
           attempt.startedAt,
         ],
       );
+      // Only while this attempt is still the delivery's last: one that outlived its claim (a stalled
+      // worker) must not overwrite what a later attempt decided.
+      const current = `id = $1 AND attempts = $3 AND status = 'pending'`;
       if ('status' in next) {
-        await tx.query(`UPDATE webhook_deliveries SET status = $2, completed_at = now() WHERE id = $1`, [
+        await tx.query(`UPDATE webhook_deliveries SET status = $2, completed_at = now() WHERE ${current}`, [
           attempt.deliveryId,
           next.status,
+          attempt.attempt,
         ]);
       } else {
-        await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1`, [
+        await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE ${current}`, [
           attempt.deliveryId,
           next.retryAt,
+          attempt.attempt,
         ]);
       }
     });
@@ -267,21 +285,32 @@ export class WebhookDeliveriesRepository {
    */
   async recentOutcomes(webhookId: string): Promise<{ ended: number; failed: number }> {
     const [row] = await this.db.query<{ ended: number; failed: number }[]>(
-      `SELECT count(*)::int AS ended, count(*) FILTER (WHERE status = 'failed')::int AS failed
-         FROM webhook_deliveries
-        WHERE webhook_id = $1 AND completed_at > now() - interval '24 hours'`,
+      `SELECT count(*)::int AS ended, count(*) FILTER (WHERE d.status = 'failed')::int AS failed
+         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.webhook_id = $1 AND d.completed_at > greatest(now() - interval '24 hours', w.enabled_at)`,
       [webhookId],
     );
     return row;
   }
 
-  /** Turns a webhook off for failing; false if it was already off. */
-  async disable(webhookId: string, reason: string): Promise<boolean> {
-    const [, affected] = await this.db.query<[unknown, number]>(
-      `UPDATE webhooks SET active = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND active`,
-      [webhookId, reason],
-    );
-    return affected > 0;
+  /**
+   * Turns a webhook off for failing, and fails its pending deliveries with it (they would otherwise wait,
+   * growing stale, for a re-enabling that may never come); false if it was already off.
+   */
+  disable(webhookId: string, reason: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [, affected] = await tx.query<[unknown, number]>(
+        `UPDATE webhooks SET active = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND active`,
+        [webhookId, reason],
+      );
+      if (affected === 0) return false;
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = 'failed', completed_at = now()
+          WHERE webhook_id = $1 AND status = 'pending'`,
+        [webhookId],
+      );
+      return true;
+    });
   }
 
   /** A webhook's deliveries, newest first, each with its attempts in order (the delivery log). */

@@ -60,7 +60,7 @@ export class WebhookDeliveryService {
     const { timeoutMs, hourlyLimit } = this.config.webhooks;
     const claimed = await this.deliveries.claim(job.deliveryId, job.attempts, timeoutMs + LEASE_MARGIN_MS);
     if (!claimed) return; // done, not due, not first in line, or its webhook is off: nothing to send
-    if ((await this.deliveries.attemptsThisHour(claimed.webhookId)) >= hourlyLimit) {
+    if (!(await this.deliveries.takeHourlySlot(claimed.webhookId, hourlyLimit))) {
       // Held back, not dropped: the sweep tries it again once the next hour has begun.
       await this.deliveries.deferToNextHour(claimed.id);
       return;

@@ -55,9 +55,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   onApplicationBootstrap(): void {
     const { concurrency, dispatchIntervalMs, sweepSeconds } = this.config.webhooks;
     // Not awaited: `process` resolves only when the queue closes.
-    void this.bull.process(DELIVER_JOB, concurrency, (job: Job<DeliverJob>) =>
-      this.delivery.attempt(job.data),
-    );
+    this.bull
+      .process(DELIVER_JOB, concurrency, (job: Job<DeliverJob>) => this.delivery.attempt(job.data))
+      .catch((err: unknown) => this.logger.error({ err }, 'webhooks queue processor stopped'));
     // An attempt that throws (the database unreachable mid-way) leaves its delivery to the sweep.
     this.bull.on('failed', (job: Job<DeliverJob> | null, err: Error) =>
       this.logger.warn(
@@ -67,7 +67,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     );
     this.every(dispatchIntervalMs, 'dispatch', () => this.dispatchAll());
     this.every(sweepSeconds * 1000, 'sweep', () => this.sweep());
-    this.every(PURGE_EVERY_MS, 'purge', () => this.deliveries.purge(this.config.webhooks.retentionDays));
+    // The purge's first run is soon after boot: processes restarted more often than hourly purge too.
+    this.every(
+      PURGE_EVERY_MS,
+      'purge',
+      () => this.deliveries.purge(this.config.webhooks.retentionDays),
+      60_000,
+    );
   }
 
   /** Stops the loops, lets the one under way finish, then closes the queue (which waits for its jobs). */
@@ -132,8 +138,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Runs `work` every `intervalMs`, one run at a time; a failure is logged and the loop goes on. */
-  private every(intervalMs: number, name: string, work: () => Promise<unknown>): void {
-    const schedule = () => {
+  private every(intervalMs: number, name: string, work: () => Promise<unknown>, firstMs = intervalMs): void {
+    const schedule = (inMs = intervalMs) => {
       if (this.closed) return;
       const timer = setTimeout(() => {
         const run = work()
@@ -144,10 +150,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             schedule();
           });
         this.running.add(run);
-      }, intervalMs);
+      }, inMs);
       timer.unref();
       this.timers.set(name, timer);
     };
-    schedule();
+    schedule(firstMs);
   }
 }

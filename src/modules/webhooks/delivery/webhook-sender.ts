@@ -31,7 +31,17 @@ export async function sendDelivery(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const target = new URL(url);
-  const resolved = await checkedAddress(target.hostname, policy);
+  // The lookup is within the attempt's time too: a name whose DNS never answers must not hold it.
+  let lookupTimer: NodeJS.Timeout | undefined;
+  const resolved = await Promise.race([
+    checkedAddress(target.hostname, policy),
+    new Promise<{ issue: string }>((resolve) => {
+      lookupTimer = setTimeout(
+        () => resolve({ issue: `${target.hostname} did not resolve within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
+    }),
+  ]).finally(() => clearTimeout(lookupTimer));
   if ('issue' in resolved) {
     return {
       statusCode: null,
@@ -71,7 +81,11 @@ export async function sendDelivery(
           settle({
             statusCode: status,
             error: status >= 200 && status < 300 ? null : `the receiver answered ${status}`,
-            responseBody: Buffer.concat(chunks).subarray(0, RESPONSE_BYTES_KEPT).toString('utf8'),
+            // As text the log can hold: PostgreSQL's text refuses U+0000, which a binary answer has.
+            responseBody: Buffer.concat(chunks)
+              .subarray(0, RESPONSE_BYTES_KEPT)
+              .toString('utf8')
+              .replaceAll('\u0000', '\ufffd'),
           });
         };
         response.on('data', (chunk: Buffer) => {
@@ -85,7 +99,7 @@ export async function sendDelivery(
     );
     const timer = setTimeout(
       () => settle({ statusCode: null, error: `no answer within ${timeoutMs} ms`, responseBody: null }),
-      timeoutMs,
+      Math.max(1, timeoutMs - elapsed()),
     );
     request.on('error', (err: NodeJS.ErrnoException) =>
       settle({
