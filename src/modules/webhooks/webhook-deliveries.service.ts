@@ -3,7 +3,6 @@ import { AppError } from 'src/common/errors/app-error.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
-import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
 import {
   type DeliveryLogEntry,
   type DeliveryStatus,
@@ -88,7 +87,7 @@ export class WebhookDeliveriesService {
     const result = await sendDelivery(
       webhook.url,
       body,
-      { ...deliveryHeaders(event, newId('att')), ...signDelivery(id, body, secrets) },
+      deliveryHeaders({ event, eventId: id, body, secrets, attemptId: newId('att') }),
       { timeoutMs: this.config.webhooks.timeoutMs, policy: deliveryPolicy(this.config) },
     );
     return { event, delivered: outcomeOf(result) === 'delivered', result };

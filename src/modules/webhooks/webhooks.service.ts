@@ -88,6 +88,7 @@ export class WebhooksService {
    * `WEBHOOK_SECRET_GRACE_HOURS`, so that receivers switch without a delivery they cannot verify.
    */
   rotateSecret(caller: AccountPrincipal, webhookId: string): Promise<WebhookEntity> {
+    checkUnrestricted(caller);
     return this.transactions.run(async (tx) => {
       const webhook = await this.lockOwn(caller, webhookId, tx);
       return this.webhooks.update(tx, webhook, {
@@ -99,7 +100,6 @@ export class WebhooksService {
   }
 
   private async lockOwn(caller: AccountPrincipal, webhookId: string, tx: Tx): Promise<WebhookEntity> {
-    checkUnrestricted(caller);
     const webhook = isId('wh', webhookId)
       ? await this.webhooks.findForUpdate(tx, caller.accountId, webhookId)
       : null;

@@ -26,13 +26,7 @@ export interface NewDelivery {
 }
 
 /** A delivery claimed for one attempt, with what sending it needs. */
-export interface ClaimedDelivery {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  event: string;
-  resourceId: string;
-  body: string;
+export interface ClaimedDelivery extends NewDelivery {
   /** This attempt's number, 1 first. */
   attempt: number;
   url: string;

@@ -17,13 +17,17 @@ const DISABLE_ABOVE_FAILURE_RATE = 0.8;
 /** Time an attempt may take beyond its timeout before the sweep may try the delivery again. */
 const LEASE_MARGIN_MS = 30_000;
 
-/** The headers of every delivery besides its signatures. */
-export function deliveryHeaders(event: string, attemptId: string): Record<string, string> {
+/** The headers of one attempt: the contract's, and the signatures of every secret still signing. */
+export function deliveryHeaders(
+  attempt: { event: string; eventId: string; body: string; secrets: readonly string[]; attemptId: string },
+  at: Date = new Date(),
+): Record<string, string> {
   return {
     'Content-Type': 'application/json',
     'User-Agent': 'SERVICE-Webhooks/1.0',
-    'X-SERVICE-Event': event,
-    'X-SERVICE-Delivery': attemptId,
+    'X-SERVICE-Event': attempt.event,
+    'X-SERVICE-Delivery': attempt.attemptId,
+    ...signDelivery(attempt.eventId, attempt.body, attempt.secrets, at),
   };
 }
 
@@ -70,10 +74,7 @@ export class WebhookDeliveryService {
     const result = await sendDelivery(
       claimed.url,
       claimed.body,
-      {
-        ...deliveryHeaders(claimed.event, attemptId),
-        ...signDelivery(claimed.eventId, claimed.body, claimed.secrets, startedAt),
-      },
+      deliveryHeaders({ ...claimed, attemptId }, startedAt),
       { timeoutMs, policy: deliveryPolicy(this.config) },
     );
     const outcome = outcomeOf(result);
