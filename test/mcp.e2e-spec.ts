@@ -191,6 +191,23 @@ describe('MCP endpoint', () => {
         metadata: { category: 'guide' },
       });
       expect(results[0].content).toContain('press the reset button');
+
+      // min_score leaves out what scores below it; no result of a three-word query reaches 1.
+      const strict = structured<{ results: Result[] }>(
+        await client.callTool({
+          name: 'search',
+          arguments: { dataset_id: manuals, query: 'reset button antenna', min_score: results[0].score },
+        }),
+      );
+      expect(strict.results.map((r) => r.chunk_id)).toContain(results[0].chunk_id);
+      expect(strict.results.every((r) => r.score >= results[0].score)).toBe(true);
+      const none = structured<{ results: Result[] }>(
+        await client.callTool({
+          name: 'search',
+          arguments: { dataset_id: manuals, query: 'reset button antenna', min_score: 1 },
+        }),
+      );
+      expect(none.results).toEqual([]);
     });
 
     it('cites the page of a PDF, and links a document without a url to its address in the API', async () => {
@@ -332,6 +349,13 @@ describe('MCP endpoint', () => {
         await client.callTool({ name: 'search', arguments: { dataset_id: manuals, query: 'x', top_k: 3 } }),
       );
       expect(unknown).toMatchObject({ code: 'validation_error', details: { field: 'top_k' } });
+      const above = toolError(
+        await client.callTool({
+          name: 'search',
+          arguments: { dataset_id: manuals, query: 'x', min_score: 1.5 },
+        }),
+      );
+      expect(above).toMatchObject({ code: 'validation_error', details: { field: 'min_score' } });
       expect(
         toolError(
           await client.callTool({

@@ -43,6 +43,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).not.toThrow(/hunter2/);
   });
 
+  it('reads SEMANTIC_CALIBRATION as points by model, and names what is wrong with them', () => {
+    expect(loadConfig({}).search.semanticCalibrations).toEqual({});
+    const points = [
+      [0.1, 0],
+      [0.6, 0.9],
+    ];
+    expect(
+      loadConfig({ SEMANTIC_CALIBRATION: JSON.stringify({ m: points }) }).search.semanticCalibrations,
+    ).toEqual({
+      m: points,
+    });
+    for (const [value, issue] of [
+      ['[1, 2]', /must be a JSON object/],
+      ['{"m": 1}', /\["m"\] must be a list of at least two/],
+      ['{"m": [[0, 0], [0.5]]}', /point 1 must be \[cosine, relevance\]/],
+      ['{"m": [[0, 0], [0.5, 1.5]]}', /point 1 must have a cosine in -1..1 and a relevance in 0..1/],
+      ['{"m": [[0.5, 0], [0.4, 0.5]]}', /point 1 must follow point 0/],
+      ['{"m": [[0, 0.6], [0.5, 0.5]]}', /point 1 must follow point 0/],
+    ] as const) {
+      expect(() => loadConfig({ SEMANTIC_CALIBRATION: value })).toThrow(issue);
+    }
+  });
+
   it('reads TRUST_PROXY as a hop count or an address list, never as "trust everything"', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a hop count/);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);

@@ -106,6 +106,11 @@ export interface AppConfig {
     postingsWarmMiB: number;
     /** The largest dataset the vector leg may scan exactly (see `scansExactly`); larger ones use HNSW. */
     exactScanMaxChunks: number;
+    /**
+     * Calibration points (cosine, relevance) by embedding model, `*` for any model without its own,
+     * over the built-in ones (`SEMANTIC_CALIBRATIONS`).
+     */
+    semanticCalibrations: Record<string, [number, number][]>;
   };
   rerank: {
     provider: 'none' | 'local' | 'http';
@@ -232,6 +237,49 @@ class EnvReader {
     const value = this.env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   }
+}
+
+/**
+ * A JSON object of calibration lists by model name: each a list of at least two [cosine, relevance]
+ * points, cosine ascending within -1..1, relevance within 0..1 and never descending.
+ */
+function calibrations(read: EnvReader, name: string): Record<string, [number, number][]> {
+  const value = read.optional(name);
+  if (value === undefined) return {};
+  const problem = (issue: string) => {
+    read.problems.push(`${name} ${issue}`);
+    return {};
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return problem('must be a JSON object of model name to [[cosine, relevance], ...]');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return problem('must be a JSON object of model name to [[cosine, relevance], ...]');
+  for (const [model, points] of Object.entries(parsed)) {
+    const issue = calibrationIssue(points);
+    if (issue) return problem(`["${model}"] ${issue}`);
+  }
+  return parsed as Record<string, [number, number][]>;
+}
+
+function calibrationIssue(points: unknown): string | null {
+  if (!Array.isArray(points) || points.length < 2)
+    return 'must be a list of at least two [cosine, relevance] points';
+  let previous: number[] | undefined;
+  for (const [i, point] of points.entries()) {
+    if (!Array.isArray(point) || point.length !== 2 || !point.every((n) => typeof n === 'number'))
+      return `point ${i} must be [cosine, relevance], two numbers`;
+    const [x, y] = point;
+    if (x < -1 || x > 1 || y < 0 || y > 1)
+      return `point ${i} must have a cosine in -1..1 and a relevance in 0..1`;
+    if (previous && (x <= previous[0] || y < previous[1]))
+      return `point ${i} must follow point ${i - 1}: cosine ascending, relevance not descending`;
+    previous = point;
+  }
+  return null;
 }
 
 /** Hides the password of a connection URL so that it can be printed in an error. */
@@ -437,11 +485,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       openaiBaseUrl: read.optional('OPENAI_BASE_URL')
         ? read.url('OPENAI_BASE_URL', ['http:', 'https:'], '')
         : null,
-      batchSize: read.int('EMBEDDING_BATCH_SIZE', 32, 1, 2048),
+      batchSize: read.int('EMBEDDING_BATCH_SIZE', 16, 1, 2048),
     },
     ingestion: {
       concurrency: read.int('INGEST_CONCURRENCY', 2, 1, 64),
-      chunkTokens: read.int('CHUNK_TOKENS', 256, 16, 8192),
+      chunkTokens: read.int('CHUNK_TOKENS', 512, 16, 8192),
       chunkOverlapTokens: read.int('CHUNK_OVERLAP_TOKENS', 32, 0, 1024),
       staleAfterSeconds: read.int('INGEST_STALE_AFTER_SECONDS', 120, 5, 86_400),
       maxRecoveries: read.int('INGEST_MAX_RECOVERIES', 3, 0, 100),
@@ -451,13 +499,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     search: {
       bm25K1: read.number('BM25_K1', 1.2, 0, 10),
-      bm25B: read.number('BM25_B', 0.75, 0, 1),
+      bm25B: read.number('BM25_B', 0.6, 0, 1),
       timeoutMs: read.int('SEARCH_TIMEOUT_MS', 10_000, 1, 60_000),
       batchConcurrency: read.int('SEARCH_BATCH_CONCURRENCY', 4, 1, 10),
       postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
       poolSize: read.int('SEARCH_DB_POOL_SIZE', 10, 1, 200),
       postingsWarmMiB: read.int('SEARCH_POSTINGS_WARM_MB', 64, 0, 65_536),
       exactScanMaxChunks: read.int('SEARCH_EXACT_SCAN_MAX_CHUNKS', 20_000, 0, 10_000_000),
+      semanticCalibrations: calibrations(read, 'SEMANTIC_CALIBRATION'),
     },
     rerank: {
       provider: read.oneOf('RERANK_PROVIDER', ['none', 'local', 'http'] as const, 'none'),

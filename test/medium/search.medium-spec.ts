@@ -134,16 +134,22 @@ describe('Search reads', () => {
   };
 
   describe('PostingsRepository', () => {
-    it("gives the query's terms the dataset holds, stemmed, in term order, with the dataset's N and total length", async () => {
+    it("gives the query's terms, stemmed, in term order, with their versions (null where the dataset holds none) and the dataset's N and total length", async () => {
       const read = reads.statements();
       expect(await postings.queryTerms(read, main.seq, 'english', 'How do cells make energy?')).toEqual([
         { term: 'cell', version: await versionOf(main, 'cell'), n: 5, total: 20 },
         { term: 'energi', version: await versionOf(main, 'energi'), n: 5, total: 20 },
+        { term: 'make', version: null, n: 5, total: 20 },
       ]);
       expect(await postings.queryTerms(read, other.seq, 'english', 'cell membrane')).toEqual([
         { term: 'cell', version: await versionOf(other, 'cell'), n: 1, total: 4 },
+        { term: 'membran', version: null, n: 1, total: 4 },
       ]);
-      expect(await postings.queryTerms(read, main.seq, 'english', 'quantum entanglement')).toEqual([]);
+      expect(await postings.queryTerms(read, main.seq, 'english', 'quantum entanglement')).toEqual([
+        { term: 'entangl', version: null, n: 5, total: 20 },
+        { term: 'quantum', version: null, n: 5, total: 20 },
+      ]);
+      expect(await postings.queryTerms(read, main.seq, 'english', 'the and of')).toEqual([]);
     });
 
     it("reads the query's words as the chunks' were read, whatever their Unicode form", async () => {
@@ -215,14 +221,16 @@ describe('Search reads', () => {
       expect(await postings.mostFrequentTerms(reads.statements(), 2)).toEqual(frequent.slice(0, 2));
     });
 
-    it('leaves out a term at df 0, as an older writer may have left it', async () => {
+    it('takes a term at df 0, as an older writer may have left it, as one the dataset does not hold', async () => {
       await withChange(
         `INSERT INTO term_stats (dataset_seq, term, df) VALUES ($1, 'zombi', 0)`,
         `DELETE FROM term_stats WHERE dataset_seq = $1 AND term = 'zombi'`,
         [main.seq],
         async () => {
           const read = reads.statements();
-          expect(await postings.queryTerms(read, main.seq, 'english', 'zombies')).toEqual([]);
+          expect(await postings.queryTerms(read, main.seq, 'english', 'zombies')).toEqual([
+            { term: 'zombi', version: null, n: 5, total: 20 },
+          ]);
           const terms = (await postings.mostFrequentTerms(read, 100)).map(({ term }) => term);
           expect(terms).toHaveLength(20);
           expect(terms).not.toContain('zombi');

@@ -5,7 +5,7 @@ import { toSql } from 'pgvector';
 import { DataSource } from 'typeorm';
 import { newId } from 'src/common/ids/ids.js';
 import type { Tx } from 'src/database/transaction.js';
-import { changedLexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
+import { changedLexemeSource, lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 
 /** A chunk as the index stores it: its text and where it stands in its document. */
 export interface IndexedChunk {
@@ -14,6 +14,8 @@ export interface IndexedChunk {
   page?: number | null;
   charStart: number;
   charEnd: number;
+  /** Indexed for the keyword leg with the content, not part of it (`indexContext`). */
+  context?: string | null;
 }
 
 /** The dataset a document's chunks are written into. */
@@ -281,13 +283,17 @@ export class ChunkIndexRepository {
   }
 }
 
-/** Each chunk's `changedLexemeSource`, a slice of chunks a turn of the event loop. */
+/**
+ * The text each chunk's lexemes are taken from, where it is not the content: its context and content
+ * (`IndexedChunk.context`), else its content's `changedLexemeSource`. A slice of chunks a turn of the
+ * event loop.
+ */
 async function lexemeSources(chunks: IndexedChunk[]): Promise<(string | null)[]> {
   const sources: (string | null)[] = [];
   for (let first = 0; first < chunks.length; first += LEXEME_SLICE) {
     if (first > 0) await setImmediate();
-    for (const { content } of chunks.slice(first, first + LEXEME_SLICE))
-      sources.push(changedLexemeSource(content));
+    for (const { content, context } of chunks.slice(first, first + LEXEME_SLICE))
+      sources.push(context ? lexemeSource(`${context}\n\n${content}`) : changedLexemeSource(content));
   }
   return sources;
 }

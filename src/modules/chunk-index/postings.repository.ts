@@ -12,11 +12,14 @@ export interface Postings {
 /** Bytes per posting in the database's packed form and in memory: int8 chunk, int4 tf, int4 length. */
 export const POSTING_BYTES = 16;
 
-/** A query term the dataset holds, with the dataset's BM25 statistics. */
+/** A query term, with the dataset's BM25 statistics. */
 export interface QueryTerm {
   term: string;
-  /** Changes in the transaction that changes the term's postings: equal versions, equal postings. */
-  version: string;
+  /**
+   * Changes in the transaction that changes the term's postings: equal versions, equal postings. Null
+   * when no chunk of the dataset holds the term.
+   */
+  version: string | null;
   /** The dataset's chunk count: BM25's N. */
   n: number;
   /** The dataset's total chunk length, the sum behind BM25's average chunk length. */
@@ -37,16 +40,17 @@ export interface VersionedPostings {
 @Injectable()
 export class PostingsRepository {
   /**
-   * The query's terms (the lexemes of its `lexemeSource`, taken as a passage's are) that the dataset
-   * holds, in term order, with their versions and the dataset's statistics.
+   * The query's distinct terms (the lexemes of its `lexemeSource`, taken as a passage's are), in term
+   * order, with their versions (null for those the dataset does not hold) and the dataset's statistics.
    */
   queryTerms(read: Read, datasetSeq: string, language: string, query: string): Promise<QueryTerm[]> {
     return read<QueryTerm>(
-      `SELECT t.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
-         FROM datasets d JOIN term_stats t ON t.dataset_seq = d.seq
-        WHERE d.seq = $1 AND t.df > 0
-          AND t.term IN (SELECT unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))))
-        ORDER BY t.term`,
+      `SELECT q.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
+         FROM datasets d
+        CROSS JOIN unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))) AS q(term)
+         LEFT JOIN term_stats t ON t.dataset_seq = d.seq AND t.term = q.term AND t.df > 0
+        WHERE d.seq = $1
+        ORDER BY q.term`,
       [datasetSeq, language, lexemeSource(query)],
     );
   }

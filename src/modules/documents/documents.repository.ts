@@ -131,7 +131,7 @@ export class DocumentsRepository {
    */
   async loadRun(run: Run): Promise<{ document: DocumentEntity; content: Buffer } | null> {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
-      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, s.content
+      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.metadata, s.content
          FROM documents d JOIN document_sources s ON s.document_id = d.id
         WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
       [run.documentId, run.generation],

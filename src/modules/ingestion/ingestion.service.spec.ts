@@ -11,7 +11,13 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 
 const run = { documentId: 'doc_1', generation: 2 };
 const loaded = {
-  document: { id: 'doc_1', datasetId: 'ds_1', kind: 'text' },
+  document: {
+    id: 'doc_1',
+    datasetId: 'ds_1',
+    kind: 'text',
+    filename: null,
+    metadata: { title: 'Greetings' },
+  },
   content: Buffer.from('text'),
 };
 
@@ -66,7 +72,7 @@ describe('IngestionService.process', () => {
     expect(index).toHaveBeenCalledWith(
       run,
       'ds_1',
-      [expect.objectContaining({ content: 'Hello world.', page: 1 })],
+      [expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' })],
       { model: 'm', dimensions: 2, vectors: [[1, 0]] },
     );
   });

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { hasText } from 'src/common/text/extracted-text.js';
+import { indexContext, indexedTitle } from 'src/modules/chunk-index/document-context.js';
+import { headingPaths } from 'src/modules/embeddings/chunking/chunker.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
@@ -50,7 +52,10 @@ export class IngestionService {
       }
 
       await this.documents.setProgress(run, 'indexing', STAGE_START.indexing);
-      await this.repository.index(run, document.datasetId, chunks, embeddings);
+      const title = indexedTitle(document.metadata, document.filename);
+      const paths = headingPaths(extracted, chunks);
+      const indexed = chunks.map((chunk, i) => ({ ...chunk, context: indexContext(title, paths[i]) }));
+      await this.repository.index(run, document.datasetId, indexed, embeddings);
     } catch (error) {
       if (!(error instanceof PermanentProcessingError)) throw error;
       await this.fail(run, { code: error.code, message: error.message, details: error.details });

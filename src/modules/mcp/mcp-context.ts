@@ -1,3 +1,4 @@
+import { documentTitle } from 'src/modules/chunk-index/document-context.js';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { type AccountPrincipal, isAuthenticated, type Principal } from 'src/modules/auth/auth.types.js';
@@ -27,9 +28,7 @@ export function titleOf(
   filename: string | null,
   documentId: string,
 ): string {
-  const title = metadata.title;
-  if (typeof title === 'string' && title.trim() !== '') return title;
-  return filename ?? documentId;
+  return documentTitle(metadata, filename) ?? documentId;
 }
 
 /** Where a document is: its metadata's `url` when it is a web address, else its address in this API. */

@@ -81,6 +81,14 @@ const SEARCH_OPTIONS = {
     default: false,
     description: 'Rerank the best candidates with a cross-encoder: better order, 100-300 ms slower',
   },
+  min_score: {
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    description:
+      'Leave out results scoring below this: 0.5 keeps moderate and better matches, so no result means no good answer',
+  },
 };
 
 const QUERY: Schema = {

@@ -1,4 +1,4 @@
-import { rankBm25 } from 'src/modules/search/bm25.js';
+import { bm25Ceiling, rankBm25 } from 'src/modules/search/bm25.js';
 import type { Postings } from 'src/modules/chunk-index/postings.repository.js';
 
 /** A deterministic pseudo-random generator, so that a failure can be replayed. */
@@ -162,5 +162,27 @@ describe('rankBm25', () => {
     const { ranked, matched } = rankBm25([term, term], 10, 100, parameters, 10);
     expect(matched).toBe(3);
     expect(ranked.map(({ chunk }) => chunk)).toEqual([2 ** 40 + 1, 1, 2 ** 33 + 1]);
+  });
+});
+
+describe('bm25Ceiling', () => {
+  const parameters = { k1: 1.2, b: 0.75 };
+
+  it('sums idf·(k1+1) over the query terms, a term no chunk holds at the idf of df 0', () => {
+    const idf = (df: number) => Math.log(1 + (100 - df + 0.5) / (df + 0.5));
+    expect(bm25Ceiling([10, 0], 100, parameters)).toBeCloseTo((idf(10) + idf(0)) * 2.2, 12);
+    expect(bm25Ceiling([], 100, parameters)).toBe(0);
+  });
+
+  it('lies above the score of any chunk, however often it holds the terms', () => {
+    const terms = corpus(7, [40, 300, 5]);
+    const { ranked } = rankBm25(terms, 5000, 5000 * 30, parameters, 1);
+    const ceiling = bm25Ceiling(
+      terms.map(({ chunks }) => chunks.length),
+      5000,
+      parameters,
+    );
+    expect(ranked[0].score).toBeLessThan(ceiling);
+    expect(ranked[0].score).toBeGreaterThan(ceiling / 10);
   });
 });

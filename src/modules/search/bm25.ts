@@ -244,6 +244,17 @@ function accumulatorFor(terms: Postings[]): Accumulator {
 }
 
 /**
+ * The BM25 a chunk would reach holding every one of the query's terms at saturation (tf → ∞, where a
+ * term's share tends to idf·(k1+1) whatever the chunk's length): the ceiling that keyword relevance is
+ * measured against. `dfs` holds each distinct query term's document frequency, 0 for a term the
+ * dataset does not hold, which counts with the idf it would have.
+ */
+export function bm25Ceiling(dfs: number[], chunkCount: number, parameters: Bm25Parameters): number {
+  const bm25 = new Bm25Weights(chunkCount, chunkCount, parameters); // only its idf weights are used
+  return dfs.reduce((sum, df) => sum + bm25.weight(df), 0);
+}
+
+/**
  * Okapi BM25 (see `Bm25Weights`) of every chunk that holds at least one of the query's terms, where
  * df(t) is the number of the term's postings, and N and avgdl are the dataset's chunk count and
  * average chunk length, all read in the same snapshot. Each term counts once, whatever its

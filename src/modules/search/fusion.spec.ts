@@ -1,5 +1,5 @@
 import type { ChunkRow, LegHit } from 'src/modules/search/search.types.js';
-import { fuse, withRows } from 'src/modules/search/fusion.js';
+import { fuse, fusionScore, withRows } from 'src/modules/search/fusion.js';
 
 const row = (seq: string, metadata?: Record<string, unknown>): ChunkRow => ({
   seq,
@@ -9,9 +9,10 @@ const row = (seq: string, metadata?: Record<string, unknown>): ChunkRow => ({
   ...(metadata ? { metadata } : {}),
 });
 
-const hit = (seq: string, score: number, withRow?: 'row' | 'metadata'): LegHit => ({
+const hit = (seq: string, score: number, withRow?: 'row' | 'metadata', relevance = 0.5): LegHit => ({
   chunkSeq: seq,
   score,
+  relevance,
   ...(withRow ? { row: row(seq, withRow === 'metadata' ? { seq } : undefined) } : {}),
 });
 
@@ -38,8 +39,37 @@ describe('fuse', () => {
       ['2', { seq: '2' }],
       ['3', undefined],
     ]);
-    expect(fused[0].score).toBe(1);
     expect(fused[2].row).toBeUndefined();
+  });
+
+  it('orders by reciprocal rank, scores by the strongest evidence against the best, never rising down the list', () => {
+    const fused = fuse({
+      // Chunk 3 is found by both legs, weakly; chunk 1, first by the keyword leg alone, strongly.
+      semantic: [hit('2', 0.9, undefined, 0.3), hit('3', 0.5, undefined, 0.2)],
+      keyword: [hit('1', 20, undefined, 0.95), hit('3', 4, undefined, 0.4), hit('4', 1, undefined, 0.1)],
+    });
+    // Each chunk's own relevance times its ratio to the best (0.95), then raised to any below it.
+    expect(fused.map(({ chunkSeq, score, basis }) => [chunkSeq, score, basis])).toEqual([
+      ['3', 0.95, 'result_below'],
+      ['1', 0.95, 'keyword'],
+      ['2', 0.3 * (0.3 / 0.95), 'semantic'],
+      ['4', 0.1 * (0.1 / 0.95), 'keyword'],
+    ]);
+    expect(fused[0]).toMatchObject({
+      semantic: { rank: 2, relevance: 0.2 },
+      keyword: { rank: 2, relevance: 0.4 },
+    });
+    expect(fusionScore(fused[0].rrf, 2)).toBeCloseTo(61 / 62);
+  });
+
+  it("scores a leg run alone by its relevance against the leg's best, in its order", () => {
+    const fused = fuse({ keyword: [hit('7', 9, undefined, 0.8), hit('8', 3, undefined, 0.6)] });
+    expect(fused.map(({ score, basis }) => [score, basis])).toEqual([
+      [0.8, 'keyword'],
+      [0.6 * (0.6 / 0.8), 'keyword'],
+    ]);
+    expect(fusionScore(fused[0].rrf, 1)).toBe(1);
+    expect(fuse({ semantic: [hit('9', 0.1, undefined, 0)] })[0].score).toBe(0);
   });
 });
 

@@ -5,37 +5,75 @@ export const RRF_K = 60;
 
 type CompleteRow = ChunkRow & { metadata: Record<string, unknown> };
 
+/** What a result's score is: a leg's relevance, the reranker's, or that of a stronger result below it. */
+export type ScoreBasis = 'keyword' | 'semantic' | 'rerank' | 'result_below';
+
 export interface Fused {
   chunkSeq: string;
   /** The chunk's row, from whichever leg read it: a row with its document's metadata if any did. */
   row?: ChunkRow;
+  /** Σ 1/(k + rank) over the legs that ranked it: the ranking. */
   rrf: number;
-  semantic?: { rank: number; score: number };
-  keyword?: { rank: number; score: number };
+  semantic?: LegPlace;
+  keyword?: LegPlace & { ceiling?: number; terms?: number };
   rerank?: number;
+  score: number;
+  basis: ScoreBasis;
+}
+
+/** Where a leg ranked a chunk, with the leg's own score and its relevance. */
+interface LegPlace {
+  rank: number;
+  score: number;
+  relevance: number;
 }
 
 /**
- * Fuses ranked lists by reciprocal rank: Σ 1/(k + rank). The score is that sum divided by its largest
- * possible value (rank 1 in every leg that ran), so it lies in 0..1, a chunk ranked first by both legs
- * scores 1.0, and it means the same for every query.
+ * Fuses ranked lists by reciprocal rank, Σ 1/(k + rank): the order. The score is a relevance on the
+ * contract's scale, which means the same for every query (docs/search.md, Fusion and the score):
+ * - a chunk's own relevance is the strongest evidence either leg has for it (`LegHit.relevance`);
+ * - times its ratio to the best own relevance among the candidates: a result far weaker than the
+ *   query's best is less often an answer than its evidence alone says (measured: the score then
+ *   separates relevant results from the others better than the rank does, pooled over queries);
+ * - the order is the fusion's, so a chunk ranked above a stronger one (both legs found it, and only
+ *   one the other) takes the stronger one's score. Scores never rise down the list, `min_score` keeps
+ *   a prefix of it, and the first result scores the best relevance of any candidate.
  */
-export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): (Fused & { score: number })[] {
-  const fused = new Map<string, Fused>();
-  const ran = (['semantic', 'keyword'] as const).filter((leg) => legs[leg] !== undefined);
-  for (const leg of ran) {
-    legs[leg]!.forEach((hit, index) => {
+export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): Fused[] {
+  const fused = new Map<string, Omit<Fused, 'score' | 'basis'>>();
+  for (const leg of ['semantic', 'keyword'] as const) {
+    legs[leg]?.forEach((hit, index) => {
       const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
       if (hit.row && entry.row?.metadata === undefined) entry.row = hit.row;
       entry.rrf += 1 / (RRF_K + index + 1);
-      entry[leg] = { rank: index + 1, score: hit.score };
+      const { score, relevance, ceiling, terms } = hit;
+      entry[leg] = { rank: index + 1, score, relevance, ...(leg === 'keyword' && { ceiling, terms }) };
       fused.set(hit.chunkSeq, entry);
     });
   }
-  const best = ran.length / (RRF_K + 1);
-  return [...fused.values()]
-    .map((entry) => ({ ...entry, score: best > 0 ? entry.rrf / best : 0 }))
-    .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq));
+  const ranked = [...fused.values()]
+    .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq))
+    .map((entry): Fused => {
+      const keyword = entry.keyword?.relevance ?? 0;
+      const semantic = entry.semantic?.relevance ?? 0;
+      return entry.keyword && keyword >= semantic
+        ? { ...entry, score: keyword, basis: 'keyword' }
+        : { ...entry, score: semantic, basis: 'semantic' };
+    });
+  const best = ranked.reduce((most, entry) => Math.max(most, entry.score), 0);
+  let below = 0;
+  for (let i = ranked.length - 1; i >= 0; i--) {
+    const entry = ranked[i];
+    const own = best > 0 ? entry.score * (entry.score / best) : 0;
+    if (below > own) Object.assign(entry, { score: below, basis: 'result_below' });
+    else below = entry.score = own;
+  }
+  return ranked;
+}
+
+/** The fusion's own measure, Σ 1/(k + rank) over its largest possible value (rank 1 in every leg that ran). */
+export function fusionScore(rrf: number, legs: number): number {
+  return (rrf * (RRF_K + 1)) / legs;
 }
 
 /**

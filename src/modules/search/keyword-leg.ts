@@ -6,9 +6,10 @@ import {
   type QueryTerm,
   type VersionedPostings,
 } from 'src/modules/chunk-index/postings.repository.js';
-import { type Bm25Parameters, rankBm25, type Scored } from 'src/modules/search/bm25.js';
+import { type Bm25Parameters, bm25Ceiling, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import type { ParsedFilter } from 'src/modules/search/filters.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
+import { keywordRelevance } from 'src/modules/search/relevance.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -18,7 +19,12 @@ interface TermsSnapshot {
   n: number;
   total: number;
   postings: Postings[];
+  /** Distinct query terms no chunk holds: they count against the ceiling (`bm25Ceiling`). */
+  absent: number;
 }
+
+/** A query term some chunk of the dataset holds. */
+type HeldTerm = QueryTerm & { version: string };
 
 /**
  * How many ranked chunks the leg hands the filter check at first, per result it wants: the check stops
@@ -71,12 +77,27 @@ export class KeywordLeg {
       ({ postings, n, total }: TermsSnapshot) =>
       (k: number) =>
         rankBm25(postings, n, total, bm25, k);
+    // Each hit's relevance: its BM25 against the most the query could score in this snapshot.
+    const judged = (terms: TermsSnapshot, hits: Omit<LegHit, 'relevance'>[]): LegHit[] => {
+      const dfs = [
+        ...terms.postings.map(({ chunks }) => chunks.length),
+        ...new Array<number>(terms.absent).fill(0),
+      ];
+      const ceiling = bm25Ceiling(dfs, terms.n, bm25);
+      return hits.map((hit) => ({
+        ...hit,
+        ceiling,
+        terms: dfs.length,
+        relevance: keywordRelevance(hit.score, ceiling, dfs.length),
+      }));
+    };
     if (filter.fields > 0) {
       return this.reads.transaction(
         'REPEATABLE READ',
         async (read) => {
           const terms = (await this.terms(read, datasetSeq, language, query, true))!;
-          return terms.postings.length === 0 ? [] : this.firstPassing(read, rank(terms), filter, candidates);
+          if (terms.postings.length === 0) return [];
+          return judged(terms, await this.firstPassing(read, rank(terms), filter, candidates));
         },
         { deadline },
       );
@@ -88,7 +109,8 @@ export class KeywordLeg {
         (read) => this.terms(read, datasetSeq, language, query, true),
         { deadline },
       ));
-    const ranked = rank(terms!)(candidates).ranked;
+    const snapshot = terms!;
+    const ranked = rank(snapshot)(candidates).ranked;
     const rows = await this.repository.chunks(
       datasetSeq,
       ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
@@ -96,10 +118,13 @@ export class KeywordLeg {
     );
     // The ranking is the snapshot's: a chunk deleted since keeps its rank, without a row, and is
     // left out when the results are read (see SearchService).
-    return ranked.map(({ chunk, score }) => {
-      const chunkSeq = String(chunk);
-      return { chunkSeq, score, row: rows.get(chunkSeq) };
-    });
+    return judged(
+      snapshot,
+      ranked.map(({ chunk, score }) => {
+        const chunkSeq = String(chunk);
+        return { chunkSeq, score, row: rows.get(chunkSeq) };
+      }),
+    );
   }
 
   /**
@@ -148,9 +173,12 @@ export class KeywordLeg {
     inSnapshot: boolean,
   ): Promise<TermsSnapshot | null> {
     const terms = await this.postingsRepository.queryTerms(read, datasetSeq, language, query);
-    if (terms.length === 0) return { n: 0, total: 0, postings: [] };
-    const postings = await this.postings(read, datasetSeq, terms, inSnapshot);
-    return postings && { n: terms[0].n, total: terms[0].total, postings };
+    if (terms.length === 0) return { n: 0, total: 0, postings: [], absent: 0 };
+    const held = terms.filter(({ version }) => version !== null) as HeldTerm[];
+    const postings = held.length > 0 ? await this.postings(read, datasetSeq, held, inSnapshot) : [];
+    return (
+      postings && { n: terms[0].n, total: terms[0].total, postings, absent: terms.length - postings.length }
+    );
   }
 
   /**
@@ -166,7 +194,7 @@ export class KeywordLeg {
   private async postings(
     read: Read,
     datasetSeq: string,
-    terms: QueryTerm[],
+    terms: HeldTerm[],
     inSnapshot: boolean,
   ): Promise<Postings[] | null> {
     const found = new Map<string, Postings>();
@@ -204,8 +232,8 @@ export class KeywordLeg {
     rank: (k: number) => { ranked: Scored[]; matched: number },
     filter: ParsedFilter,
     limit: number,
-  ): Promise<LegHit[]> {
-    const hits: LegHit[] = [];
+  ): Promise<Omit<LegHit, 'relevance'>[]> {
+    const hits: Omit<LegHit, 'relevance'>[] = [];
     let checked = 0;
     for (let depth = CHECKED_PER_RESULT * limit; hits.length < limit; depth *= RANK_GROWTH) {
       const { ranked, matched } = rank(depth);

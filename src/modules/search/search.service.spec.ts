@@ -21,7 +21,7 @@ interface Legs {
   chunks?: SearchRepository['chunks'];
 }
 
-const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false } as const;
+const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false, min_score: 0 } as const;
 
 /**
  * A service over one dataset, with a query embedder that records what it is given. Its legs find
@@ -58,7 +58,7 @@ function setUp({
     strictMock<EmbeddingService>({ current: () => provider }),
     strictMock<RerankService>({ current: () => reranker }),
     strictMock<AppConfig>({
-      search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.75 } as AppConfig['search'],
+      search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 } as AppConfig['search'],
       rerank: { candidates: 20 } as AppConfig['rerank'],
     }),
   );
@@ -95,7 +95,9 @@ describe('SearchService', () => {
 
   it('embeds a batch’s distinct queries in one call where the provider takes several', async () => {
     const semantic = jest.fn((_dataset: unknown, vector: Promise<number[]>) =>
-      vector.then((v): LegHit[] => [{ chunkSeq: String(v[0]), score: 1, row: row(String(v[0])) }]),
+      vector.then((v): LegHit[] => [
+        { chunkSeq: String(v[0]), score: 1, relevance: 1, row: row(String(v[0])) },
+      ]),
     );
     const { search, embedQuery, embedQueries } = setUp({
       legs: { semantic, keyword: () => Promise.resolve([]) },
@@ -122,6 +124,7 @@ describe('SearchService', () => {
           ranking(prefix).map((seq, i): LegHit => ({
             chunkSeq: seq,
             score: 1 - i / 100,
+            relevance: 1 - i / 100,
             row: i < request.shown ? row(seq) : undefined,
           })),
         ),

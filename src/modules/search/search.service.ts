@@ -18,7 +18,7 @@ import type {
 import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { fuse, withRows } from 'src/modules/search/fusion.js';
+import { fuse, fusionScore, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
@@ -33,6 +33,8 @@ export interface SearchOptions {
   filters?: Record<string, unknown>;
   mode: SearchMode;
   explain: boolean;
+  /** Results scoring below it are left out (0 by default: none). */
+  min_score?: number;
 }
 
 /** A search ready to run: the dataset, and the queries' embeddings under way (none in keyword mode). */
@@ -235,11 +237,20 @@ export class SearchService {
           Promise.reject(givenUp(deadline) ?? SearchErrors.rerankFailed(String(error))),
         );
       ranked = pool
-        .map((entry, i) => ({ ...entry, rerank: probabilities[i], score: probabilities[i] }))
+        .map((entry, i) => ({
+          ...entry,
+          rerank: probabilities[i],
+          score: probabilities[i],
+          basis: 'rerank' as const,
+        }))
         .sort((x, y) => y.score - x.score);
     }
 
-    const top = await withRows(ranked, options.limit, read);
+    // Scores never rise down the list (see `fuse`), so the results kept are a prefix of it.
+    const minScore = options.min_score ?? 0;
+    const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
+    const top = await withRows(kept, options.limit, read);
+    const legs = Number(useSemantic) + Number(useKeyword);
     return top.map((entry) => {
       const { row } = entry;
       const result: SearchResultDto = {
@@ -250,15 +261,21 @@ export class SearchService {
         document_id: row.documentId,
       };
       if (options.explain) {
+        result.score_basis = entry.basis;
+        if (legs === 2) result.fusion_score = round(fusionScore(entry.rrf, legs));
         if (entry.semantic)
           Object.assign(result, {
             semantic_score: round(entry.semantic.score),
             semantic_rank: entry.semantic.rank,
+            semantic_relevance: round(entry.semantic.relevance),
           });
         if (entry.keyword)
           Object.assign(result, {
             keyword_score: round(entry.keyword.score),
             keyword_rank: entry.keyword.rank,
+            keyword_ceiling: round(entry.keyword.ceiling!),
+            keyword_terms: entry.keyword.terms,
+            keyword_relevance: round(entry.keyword.relevance),
           });
         if (entry.rerank !== undefined) result.rerank_score = round(entry.rerank);
       }

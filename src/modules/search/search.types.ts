@@ -25,7 +25,14 @@ export interface LegRequest {
 /** A leg's candidate: its chunk and score, and its row when the leg read it. */
 export interface LegHit {
   chunkSeq: string;
+  /** The leg's own measure: BM25, or cosine similarity. */
   score: number;
+  /** How well the chunk answers the query by this leg's evidence, on the contract's 0..1 scale. */
+  relevance: number;
+  /** The keyword leg's BM25 ceiling for the query (`bm25Ceiling`), which `relevance` is measured against. */
+  ceiling?: number;
+  /** The keyword leg's number of distinct query terms. */
+  terms?: number;
   row?: ChunkRow;
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
+import { type Calibration, calibrated, semanticCalibration } from 'src/modules/search/relevance.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { SESSION_EF_SEARCH } from 'src/modules/search/search-pool.js';
@@ -54,12 +55,16 @@ export class VectorLeg {
   /** The chunks of each dimension's HNSW index, as counted at most `INDEX_SIZE_TTL_MS` ago. */
   private readonly indexSizes = new Map<number, { countedAt: number; chunks: Promise<number> }>();
 
+  /** Calibration points configured by model (`SEMANTIC_CALIBRATION`). */
+  private readonly calibrations: Record<string, Calibration>;
+
   constructor(
     private readonly reads: SearchReads,
     private readonly repository: SearchRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.exactScanMaxChunks = config.search.exactScanMaxChunks;
+    this.calibrations = config.search.semanticCalibrations;
   }
 
   async rank(
@@ -79,6 +84,7 @@ export class VectorLeg {
         : this.indexedChunks(dataset.dimensions).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
     const vector = await embedding;
+    const calibration = semanticCalibration(dataset.model, this.calibrations);
     const run = async (read: Read, exact: boolean): Promise<LegHit[]> => {
       const rows = await this.repository.nearest(read, {
         datasetSeq: dataset.seq,
@@ -89,7 +95,12 @@ export class VectorLeg {
         filter,
         exact,
       });
-      return rows.map(({ distance, ...row }) => ({ chunkSeq: row.seq, score: 1 - distance, row }));
+      return rows.map(({ distance, ...row }) => ({
+        chunkSeq: row.seq,
+        score: 1 - distance,
+        relevance: calibrated(1 - distance, calibration),
+        row,
+      }));
     };
     if (await exact) return run(read, true);
     const hits =

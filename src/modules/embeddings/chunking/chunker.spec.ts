@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
-import { chunkText, maxChunkChars, type Tokenizer } from 'src/modules/embeddings/chunking/chunker.js';
+import {
+  chunkText,
+  headingPaths,
+  maxChunkChars,
+  type Tokenizer,
+} from 'src/modules/embeddings/chunking/chunker.js';
 import ts from 'typescript';
 
 const FIXTURES = '../shared/fixtures';
@@ -236,5 +241,42 @@ describe('chunkText', () => {
       },
       150_000,
     );
+  });
+});
+
+describe('headingPaths', () => {
+  const markdown = (text: string): ExtractedText => ({ format: 'markdown', sections: [{ text }] });
+  const text = [
+    '# Guide', // 0
+    'Intro.',
+    '## Install',
+    'Run it.',
+    '### Linux ###',
+    'apt install.',
+    '## Use',
+    'Search.',
+  ].join('\n');
+  const at = (line: string) => ({ charStart: text.indexOf(line) });
+
+  it('gives each chunk the headings of the sections it starts in, outermost first, not its own first line', () => {
+    expect(
+      headingPaths(markdown(text), [
+        at('# Guide'),
+        at('Run it.'),
+        at('apt install.'),
+        at('## Use'),
+        at('Search.'),
+      ]),
+    ).toEqual([
+      [],
+      ['Guide', 'Install'],
+      ['Guide', 'Install', 'Linux'],
+      ['Guide', 'Install', 'Linux'],
+      ['Guide', 'Use'],
+    ]);
+  });
+
+  it('finds none in text of another format', () => {
+    expect(headingPaths({ format: 'prose', sections: [{ text }] }, [at('Search.')])).toEqual([[]]);
   });
 });

@@ -316,3 +316,27 @@ function overlap(units: Unit[], overlapTokens: number, room: number, earliestSta
   }
   return kept;
 }
+
+/** A Markdown heading line: its level and its text (closing `#`s cut). */
+const HEADING_LINE = /^(#{1,6})[ \t]+(.*?)[ \t#]*$/gm;
+
+/**
+ * For each chunk (in document order), the headings of the Markdown sections it starts in, outermost
+ * first: what a reader of the chunk alone would not see. A heading the chunk itself starts with is
+ * its own text, so it is not among them. Texts of other formats have none.
+ */
+export function headingPaths(extracted: ExtractedText, chunks: Pick<Chunk, 'charStart'>[]): string[][] {
+  if (extracted.format !== 'markdown') return chunks.map(() => []);
+  const full = extracted.sections.map((s) => s.text).join(SECTION_SEPARATOR);
+  const headings = [...full.matchAll(HEADING_LINE)].filter((m) => m[2] !== '');
+  const open: { level: number; text: string }[] = [];
+  let next = 0;
+  return chunks.map(({ charStart }) => {
+    for (; next < headings.length && headings[next].index < charStart; next++) {
+      const level = headings[next][1].length;
+      while (open.length > 0 && open[open.length - 1].level >= level) open.pop();
+      open.push({ level, text: headings[next][2] });
+    }
+    return open.map(({ text }) => text);
+  });
+}

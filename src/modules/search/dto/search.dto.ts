@@ -6,6 +6,7 @@ import {
   IsDefined,
   IsIn,
   IsInt,
+  IsNumber,
   IsString,
   Max,
   Min,
@@ -13,6 +14,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
+import type { ScoreBasis } from 'src/modules/search/fusion.js';
 import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 
 export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
@@ -71,11 +73,26 @@ class SearchOptionsDto {
 
   @ApiPropertyOptional({
     default: false,
-    description: 'Extension: add semantic_score/_rank, keyword_score/_rank (and rerank_score) to each result',
+    description:
+      "Extension: add to each result what its score was formed from: each leg's own score, rank and relevance, " +
+      "the fusion score, the reranker's score and `score_basis`",
   })
   @ValidateIf((_, value) => value !== undefined)
   @IsBoolean({ message: 'must be a boolean' })
   explain: boolean = false;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    example: 0.5,
+    description:
+      'Extension: leave out results scoring below this (0.5: moderate and better, by the score guide)',
+  })
+  @Max(1, { message: 'must be a number from 0 to 1' })
+  @Min(0, { message: 'must be a number from 0 to 1' })
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'must be a number from 0 to 1' })
+  min_score: number = 0;
 }
 
 export class QueryDto extends SearchOptionsDto {
@@ -114,7 +131,9 @@ export class SearchResultDto {
     minimum: 0,
     maximum: 1,
     example: 0.93,
-    description: '0..1; 1.0 is ranked first by both legs',
+    description:
+      'How well the chunk answers the query, the same scale for every query: 0.9-1.0 excellent, 0.7-0.9 good, ' +
+      '0.5-0.7 moderate, below 0.5 weak',
   })
   score!: number;
 
@@ -124,8 +143,30 @@ export class SearchResultDto {
   @ApiPropertyOptional({ example: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x' })
   document_id?: string;
 
+  @ApiPropertyOptional({
+    enum: ['keyword', 'semantic', 'rerank', 'result_below'],
+    description:
+      "explain: what the score is: the keyword or semantic relevance (the stronger of the two), the reranker's " +
+      'probability, or the score of a stronger result ranked below this one',
+    example: 'keyword',
+  })
+  score_basis?: ScoreBasis;
+
+  @ApiPropertyOptional({
+    description:
+      'explain: reciprocal rank fusion over its largest value (hybrid mode): what orders the results',
+    example: 0.98,
+  })
+  fusion_score?: number;
+
   @ApiPropertyOptional({ description: 'explain: cosine similarity', example: 0.81 })
   semantic_score?: number;
+
+  @ApiPropertyOptional({
+    description: "explain: the cosine similarity calibrated for the dataset's model",
+    example: 0.86,
+  })
+  semantic_relevance?: number;
 
   @ApiPropertyOptional({
     type: 'integer',
@@ -136,6 +177,22 @@ export class SearchResultDto {
 
   @ApiPropertyOptional({ description: 'explain: BM25 score', example: 12.4 })
   keyword_score?: number;
+
+  @ApiPropertyOptional({
+    description:
+      'explain: the BM25 of a chunk holding every query term at saturation, which keyword_score is set against',
+    example: 27.9,
+  })
+  keyword_ceiling?: number;
+
+  @ApiPropertyOptional({ type: 'integer', description: "explain: the query's distinct terms", example: 9 })
+  keyword_terms?: number;
+
+  @ApiPropertyOptional({
+    description: 'explain: keyword_score / keyword_ceiling × √keyword_terms, calibrated',
+    example: 0.79,
+  })
+  keyword_relevance?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: 'explain: rank in the keyword leg', example: 2 })
   keyword_rank?: number;
