@@ -56,7 +56,9 @@ export async function startLexicalEmbedder(corpus, dimensions = 384) {
       const texts = Array.isArray(input) ? input : [input];
       const data = texts.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
       response.writeHead(200, { 'Content-Type': 'application/json' });
-      response.end(JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      response.end(
+        JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
+      );
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -80,6 +80,11 @@ for (const [name, runResult] of Object.entries(result.runs)) {
       `  ${''.padEnd(8)} off-topic best < 0.5: ${m.off_topic_best_below_half}  relevant first >= 0.5: ` +
         `${m.relevant_first_at_least_half} (of ${m.relevant_first_queries})  AUC score ${m.auc_score} / rank ${m.auc_rank}`,
     );
+    for (const [name, q] of Object.entries(m.keyword_evidence ?? {})) {
+      console.log(
+        `  ${''.padEnd(8)} ${name}: off-topic best p90 ${q.off_topic_p90}, relevant first p20 ${q.relevant_first_p20}`,
+      );
+    }
   }
 }
 console.log(`written to ${writeResult('relevance', result)}`);
@@ -115,7 +120,9 @@ async function run(chunking, modes) {
     );
     for (;;) {
       const page = await (
-        await fetch(`${server.url}/v1/datasets/${dataset.id}/documents?status=processing&limit=1`, { headers })
+        await fetch(`${server.url}/v1/datasets/${dataset.id}/documents?status=processing&limit=1`, {
+          headers,
+        })
       ).json();
       if (page.total === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -162,6 +169,15 @@ async function measure(ask, mode) {
   const pooled = []; // [score, rank, relevant] of every query's first 10 results
   let relevantFirst = 0;
   let relevantFirstStrong = 0;
+  // The keyword evidence of relevant first results and of off-topic best results: its share of the
+  // ceiling alone, and times √terms (docs/search.md, Fusion and the score).
+  const evidence = { relevant_first: { share: [], e: [] }, off_topic_best: { share: [], e: [] } };
+  const note = (kind, hit) => {
+    if (!hit?.keyword_ceiling) return;
+    const share = hit.keyword_score / hit.keyword_ceiling;
+    evidence[kind].share.push(share);
+    evidence[kind].e.push(share * Math.sqrt(hit.keyword_terms));
+  };
   for (const [queryId, relevant] of qrels) {
     const query = queries.get(queryId);
     const started = performance.now();
@@ -179,6 +195,7 @@ async function measure(ask, mode) {
     sample(mode, 'scifact', page, (hit) => relevant.has(hit.metadata.source_id));
     if (page.length > 0 && relevant.has(page[0].metadata.source_id)) {
       relevantFirst++;
+      note('relevant_first', page[0]);
       if (page[0].score >= 0.5) relevantFirstStrong++;
     }
   }
@@ -186,6 +203,7 @@ async function measure(ask, mode) {
   for (const query of offTopic) {
     const page = await ask(query, mode, 10);
     if ((page[0]?.score ?? 0) < 0.5) offTopicWeak++;
+    note('off_topic_best', page[0]);
     sample(mode, 'off_topic', page, () => false);
   }
   return {
@@ -198,6 +216,18 @@ async function measure(ask, mode) {
     relevant_first_at_least_half: round(relevantFirstStrong / relevantFirst),
     auc_score: round(auc(pooled.map(([score, , relevant]) => [score, relevant]))),
     auc_rank: round(auc(pooled.map(([, rank, relevant]) => [-rank, relevant]))),
+    ...(mode === 'keyword' && {
+      keyword_evidence: {
+        share: {
+          off_topic_p90: quantile(evidence.off_topic_best.share, 0.9),
+          relevant_first_p20: quantile(evidence.relevant_first.share, 0.2),
+        },
+        share_times_sqrt_terms: {
+          off_topic_p90: quantile(evidence.off_topic_best.e, 0.9),
+          relevant_first_p20: quantile(evidence.relevant_first.e, 0.2),
+        },
+      },
+    }),
   };
 }
 
@@ -216,6 +246,7 @@ function sample(mode, kind, page, isRelevant) {
       score: hit.score,
       keyword_share: hit.keyword_ceiling ? hit.keyword_score / hit.keyword_ceiling : null,
       cosine: hit.semantic_score ?? null,
+      keyword_terms: hit.keyword_terms ?? null,
       keyword_relevance: hit.keyword_relevance ?? null,
       semantic_relevance: hit.semantic_relevance ?? null,
       keyword_rank: hit.keyword_rank ?? null,
@@ -246,7 +277,7 @@ function auc(pairs) {
   const sorted = pairs.toSorted((a, b) => a[0] - b[0]);
   let positives = 0;
   let rankSum = 0;
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j < sorted.length && sorted[j][0] === sorted[i][0]) j++;
     const midRank = (i + 1 + j) / 2;
@@ -264,6 +295,11 @@ function ndcg(ranking, relevant) {
     .slice(0, 10)
     .reduce((sum, rel, i) => sum + rel / Math.log2(i + 2), 0);
   return ideal === 0 ? 0 : dcg / ideal;
+}
+
+function quantile(xs, p) {
+  const sorted = xs.toSorted((a, b) => a - b);
+  return round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]);
 }
 
 function mean(xs) {

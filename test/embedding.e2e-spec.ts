@@ -175,11 +175,14 @@ describe('Embedding providers', () => {
     );
 
   /**
-   * A dataset of one document of 300 paragraphs of about 700 characters, one chunk each (two pages of
-   * the command), and a first re-embedding of it (8 dimensions) under way: it waits for `openai` in its
+   * A dataset of one document of 300 paragraphs of about 700 characters, one chunk each at
+   * `ONE_PARAGRAPH_CHUNKS` (two pages of the command), and a first re-embedding of it (8 dimensions) under way: it waits for `openai` in its
    * second page (until `openai.hangs` is lifted, then its request times out after 30 s and is sent
    * again), with its first page of vectors written and no transaction open.
    */
+  /** Chunks of 256 estimated tokens, which hold one of `reembeddingUnderWay`'s paragraphs and not two. */
+  const ONE_PARAGRAPH_CHUNKS = { CHUNK_TOKENS: '256' };
+
   async function reembeddingUnderWay(t: TestApp) {
     const key = await t.createApiKey();
     const datasetId = await createDataset(t.http, key);
@@ -215,7 +218,7 @@ describe('Embedding providers', () => {
   }
 
   it('refuses a second re-embedding of a dataset while one runs, so two models never share its vectors', async () => {
-    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', ...ONE_PARAGRAPH_CHUNKS });
     const other = await startFakeOpenAI(12);
     const otherModel = { ...openAiEnv(other), EMBEDDING_MODEL: 'other-embedder' };
     try {
@@ -249,7 +252,7 @@ describe('Embedding providers', () => {
   }, 150_000);
 
   it('stops a re-embedding whose lock session ended, before it writes again, so a run that took over is alone', async () => {
-    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none', ...ONE_PARAGRAPH_CHUNKS });
     const other = await startFakeOpenAI(12);
     try {
       const { datasetId, chunks, first } = await reembeddingUnderWay(t);

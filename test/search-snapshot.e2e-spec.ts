@@ -127,7 +127,7 @@ describe('Keyword leg across concurrent writes', () => {
     return {
       cache,
       repository: legsOver({ pool: spied } as SearchPool, cache, {
-        search: { exactScanMaxChunks: 20_000 },
+        search: { exactScanMaxChunks: 20_000, semanticCalibrations: {} },
       } as AppConfig),
       counts: () => ({ statements, transactions }),
       texts: () => texts,
@@ -388,7 +388,7 @@ describe('Keyword leg across concurrent writes', () => {
       // A statement timeout far beyond the test's: only the cancellation can end the statement in time.
       const config = {
         databaseUrl: t.database.url,
-        search: { timeoutMs: 60_000, poolSize: 2, exactScanMaxChunks: 20_000 },
+        search: { timeoutMs: 60_000, poolSize: 2, exactScanMaxChunks: 20_000, semanticCalibrations: {} },
       } as AppConfig;
       const search = new SearchPool(config, { warn: () => undefined } as never);
       const legs = legsOver(search, new PostingsCache(1_000_000), config);

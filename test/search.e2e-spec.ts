@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { createDataset, waitForDocument } from './utils/documents.js';
+import { createDataset, ingest, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
@@ -19,25 +19,6 @@ interface Result {
   rerank_score?: number;
   fusion_score?: number;
   score_basis?: string;
-}
-
-async function ingest(
-  t: TestApp,
-  key: CreatedKey,
-  datasetId: string,
-  docs: { content: string; metadata?: object }[],
-) {
-  const ids: string[] = [];
-  for (const doc of docs) {
-    const response = await t.http
-      .post(`/v1/datasets/${datasetId}/documents`)
-      .set(bearer(key))
-      .send(doc)
-      .expect(201);
-    ids.push(response.body.document_id as string);
-  }
-  for (const id of ids) await waitForDocument(t.http, key, datasetId, id);
-  return ids;
 }
 
 const CORPUS = [

@@ -221,7 +221,7 @@ describe('Search reads', () => {
       expect(await postings.mostFrequentTerms(reads.statements(), 2)).toEqual(frequent.slice(0, 2));
     });
 
-    it('takes a term at df 0, as an older writer may have left it, as one the dataset does not hold', async () => {
+    it('takes a term left at df 0 as one the dataset does not hold', async () => {
       await withChange(
         `INSERT INTO term_stats (dataset_seq, term, df) VALUES ($1, 'zombi', 0)`,
         `DELETE FROM term_stats WHERE dataset_seq = $1 AND term = 'zombi'`,

@@ -49,6 +49,29 @@ export async function addDocument(
   return waitForDocument(http, key, datasetId, (response.body as DocumentBody).document_id);
 }
 
+/**
+ * Adds documents (JSON bodies) one after the other, then waits until all have been processed; returns
+ * their ids in order.
+ */
+export async function ingest(
+  app: { http: TestAgent },
+  key: CreatedKey,
+  datasetId: string,
+  bodies: object[],
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const body of bodies) {
+    const response = await app.http
+      .post(`/v1/datasets/${datasetId}/documents`)
+      .set(bearer(key))
+      .send(body)
+      .expect(201);
+    ids.push((response.body as DocumentBody).document_id);
+  }
+  for (const id of ids) await waitForDocument(app.http, key, datasetId, id);
+  return ids;
+}
+
 export async function createDataset(http: TestAgent, key: CreatedKey, body: object = {}): Promise<string> {
   const response = await http
     .post('/v1/datasets')

@@ -52,7 +52,7 @@ const INSERT_BATCH_VECTOR_VALUES = 400_000;
  * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
  * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
  * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
- * then the text each chunk's lexemes are taken from (`changedLexemeSource`), null where it is the content.
+ * then the text each chunk's lexemes are taken from (`lexemeSources`), null where it is the content.
  */
 const INSERT_CHUNKS = `WITH input AS (
      SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],

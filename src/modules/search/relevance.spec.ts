@@ -20,6 +20,7 @@ describe('calibrated', () => {
     expect(calibrated(0.65, points)).toBeCloseTo(0.7);
     expect(calibrated(-1, points)).toBe(0);
     expect(calibrated(0.95, points)).toBe(0.9);
+    expect(calibrated(NaN, points)).toBe(0);
   });
 });
 
@@ -35,8 +36,12 @@ describe('keywordRelevance', () => {
   it('asks a larger share of a short query than of a long one for the same relevance', () => {
     expect(keywordRelevance(4, 10, 1)).toBeLessThan(keywordRelevance(4, 10, 4));
     expect(keywordRelevance(4, 10, 4)).toBeLessThan(keywordRelevance(4, 10, 9));
-    // One word held at saturation is at most moderate evidence.
-    expect(keywordRelevance(10, 10, 1)).toBeLessThan(0.7);
+    // One word held at saturation is at most moderate evidence (docs/search.md gives the figures).
+    expect(keywordRelevance(10, 10, 1)).toBeCloseTo(0.5 + (0.2 * 0.25) / 0.45, 12);
+    const once = 1 / 2.2; // each word once, in a chunk of average length (k1 1.2)
+    expect(keywordRelevance(once * 10, 10, 2)).toBeCloseTo(0.43, 2);
+    expect(keywordRelevance(once * 10, 10, 3)).toBeCloseTo(0.52, 2);
+    expect(keywordRelevance(once * 10, 10, 9)).toBeCloseTo(0.75, 2);
   });
 });
 
@@ -52,5 +57,6 @@ describe('semanticCalibration', () => {
     );
     expect(semanticCalibration('my-model', { '*': own })).toBe(own);
     expect(semanticCalibration('my-model', {})).toBe(DEFAULT_SEMANTIC_CALIBRATION);
+    expect(semanticCalibration('constructor', {})).toBe(DEFAULT_SEMANTIC_CALIBRATION);
   });
 });

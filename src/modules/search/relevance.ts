@@ -8,7 +8,8 @@
 export type Calibration = readonly (readonly [evidence: number, relevance: number])[];
 
 export function calibrated(evidence: number, points: Calibration): number {
-  if (evidence <= points[0][0]) return points[0][1];
+  // NaN (the cosine of a zero vector) is no evidence.
+  if (!(evidence > points[0][0])) return points[0][1];
   for (let i = 1; i < points.length; i++) {
     const [x1, y1] = points[i];
     if (evidence <= x1) {
@@ -92,5 +93,12 @@ export function semanticCalibration(
   model: string,
   configured: Readonly<Record<string, Calibration>>,
 ): Calibration {
-  return configured[model] ?? SEMANTIC_CALIBRATIONS[model] ?? configured['*'] ?? DEFAULT_SEMANTIC_CALIBRATION;
+  const own = (table: Readonly<Record<string, Calibration>>, name: string) =>
+    Object.hasOwn(table, name) ? table[name] : undefined;
+  return (
+    own(configured, model) ??
+    own(SEMANTIC_CALIBRATIONS, model) ??
+    own(configured, '*') ??
+    DEFAULT_SEMANTIC_CALIBRATION
+  );
 }

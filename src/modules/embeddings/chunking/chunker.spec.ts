@@ -267,12 +267,24 @@ describe('headingPaths', () => {
         at('## Use'),
         at('Search.'),
       ]),
-    ).toEqual([
-      [],
-      ['Guide', 'Install'],
-      ['Guide', 'Install', 'Linux'],
-      ['Guide', 'Install', 'Linux'],
-      ['Guide', 'Use'],
+    ).toEqual([[], ['Guide', 'Install'], ['Guide', 'Install', 'Linux'], ['Guide'], ['Guide', 'Use']]);
+  });
+
+  it('reads neither `#` lines of fenced code nor a closing `#` that is part of the text as headings', () => {
+    const code = [
+      '# Setup',
+      '```sh',
+      '# not a heading',
+      'make',
+      '```',
+      'Then run it.',
+      '## C#',
+      'Notes.',
+    ].join('\n');
+    const from = (line: string) => ({ charStart: code.indexOf(line) });
+    expect(headingPaths(markdown(code), [from('Then run it.'), from('Notes.')])).toEqual([
+      ['Setup'],
+      ['Setup', 'C#'],
     ]);
   });
 

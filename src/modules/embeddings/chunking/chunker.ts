@@ -317,26 +317,62 @@ function overlap(units: Unit[], overlapTokens: number, room: number, earliestSta
   return kept;
 }
 
-/** A Markdown heading line: its level and its text (closing `#`s cut). */
-const HEADING_LINE = /^(#{1,6})[ \t]+(.*?)[ \t#]*$/gm;
+/** A Markdown heading line's marks and text. */
+const HEADING_LINE = /^(#{1,6})[ \t]+([^\r\n]*)/;
+/** The line that opens or closes a fenced code block, whose `#` lines are code, not headings. */
+const FENCE_LINE = /^(```|~~~)/;
+
+/**
+ * A Markdown text's headings, with where each starts: in one pass over its lines, outside fenced code,
+ * a closing run of `#`s (after a space) cut from their text.
+ */
+function markdownHeadings(full: string): { index: number; level: number; text: string }[] {
+  const headings: { index: number; level: number; text: string }[] = [];
+  let fence: string | null = null;
+  let index = 0;
+  for (const line of full.split('\n')) {
+    const marker = FENCE_LINE.exec(line)?.[1];
+    if (fence !== null) {
+      if (marker === fence && line.slice(3).trim() === '') fence = null;
+    } else if (marker) {
+      fence = marker;
+    } else {
+      const heading = HEADING_LINE.exec(line);
+      if (heading) {
+        let text = heading[2].trimEnd();
+        let end = text.length;
+        while (end > 0 && text[end - 1] === '#') end--;
+        if (end < text.length && (end === 0 || text[end - 1] === ' ' || text[end - 1] === '\t'))
+          text = text.slice(0, end).trimEnd();
+        if (text !== '') headings.push({ index, level: heading[1].length, text });
+      }
+    }
+    index += line.length + 1;
+  }
+  return headings;
+}
 
 /**
  * For each chunk (in document order), the headings of the Markdown sections it starts in, outermost
- * first: what a reader of the chunk alone would not see. A heading the chunk itself starts with is
- * its own text, so it is not among them. Texts of other formats have none.
+ * first: what a reader of the chunk alone would not see. A heading the chunk starts with is its own
+ * text: it closes the sections of its level and deeper, and is not among them. Texts of other formats
+ * have none.
  */
 export function headingPaths(extracted: ExtractedText, chunks: Pick<Chunk, 'charStart'>[]): string[][] {
   if (extracted.format !== 'markdown') return chunks.map(() => []);
-  const full = extracted.sections.map((s) => s.text).join(SECTION_SEPARATOR);
-  const headings = [...full.matchAll(HEADING_LINE)].filter((m) => m[2] !== '');
+  const headings = markdownHeadings(extracted.sections.map((s) => s.text).join(SECTION_SEPARATOR));
   const open: { level: number; text: string }[] = [];
+  const names = () => open.map(({ text }) => text);
   let next = 0;
   return chunks.map(({ charStart }) => {
-    for (; next < headings.length && headings[next].index < charStart; next++) {
-      const level = headings[next][1].length;
+    let path: string[] | null = null;
+    for (; next < headings.length && headings[next].index <= charStart; next++) {
+      const { level, text } = headings[next];
       while (open.length > 0 && open[open.length - 1].level >= level) open.pop();
-      open.push({ level, text: headings[next][2] });
+      // A heading the chunk starts with: the chunk is in what it leaves open, not in what it opens.
+      if (headings[next].index === charStart) path = names();
+      open.push({ level, text });
     }
-    return open.map(({ text }) => text);
+    return path ?? names();
   });
 }
