@@ -114,7 +114,8 @@ const RESULT: Schema = object(
       type: 'number',
       minimum: 0,
       maximum: 1,
-      description: '1.0: ranked first by both keyword and meaning',
+      description:
+        'How well it answers the query: 0.9+ excellent, 0.7-0.9 good, 0.5-0.7 moderate, below 0.5 weak',
     },
     content: { type: 'string' },
     metadata: FREE_OBJECT,

@@ -41,9 +41,9 @@ export class SearchController {
   @ApiOperation({
     summary: 'Hybrid search in one dataset',
     description:
-      'Vector similarity and BM25, fused by reciprocal rank fusion (k = 60). `score` is the fused score divided by its ' +
-      'largest possible value: 1.0 means ranked first by both legs. Guide: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 ' +
-      'moderate, below 0.5 weak. Public datasets can be searched without credentials.',
+      'Vector similarity and BM25, ordered by reciprocal rank fusion (k = 60). `score` says how well a result answers ' +
+      'the query, the same scale for every query: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 moderate, below 0.5 weak; ' +
+      '`min_score` leaves out weaker results. Public datasets can be searched without credentials.',
   })
   @ApiOkResponse({ type: QueryResponseDto })
   @ApiErrors([400, 401, 403, 404, 413, 415, 429, 502, 503, 504], SEARCH_ERRORS)
