@@ -80,7 +80,8 @@ for (const [name, runResult] of Object.entries(result.runs)) {
       `  ${''.padEnd(8)} off-topic best < 0.5: ${m.off_topic_best_below_half}  relevant first >= 0.5: ` +
         `${m.relevant_first_at_least_half} (of ${m.relevant_first_queries})  AUC score ${m.auc_score} / rank ${m.auc_rank}`,
     );
-    for (const [name, q] of Object.entries(m.keyword_evidence ?? {})) {
+    console.log(`  ${''.padEnd(8)} AUC of the legs' relevance alone ${m.auc_relevance_alone}`);
+    for (const [name, q] of Object.entries(m.evidence)) {
       console.log(
         `  ${''.padEnd(8)} ${name}: off-topic best p90 ${q.off_topic_p90}, relevant first p20 ${q.relevant_first_p20}`,
       );
@@ -166,18 +167,26 @@ async function run(chunking, modes) {
 async function measure(ask, mode) {
   const metrics = { ndcg10: [], recall100: [], mrr10: [] };
   const latencies = [];
-  const pooled = []; // [score, rank, relevant] of every query's first 10 results
+  const pooled = []; // [score, rank, relevant, relevance alone] of every query's first 10 results
   let relevantFirst = 0;
   let relevantFirstStrong = 0;
-  // The keyword evidence of relevant first results and of off-topic best results: its share of the
-  // ceiling alone, and times √terms (docs/search.md, Fusion and the score).
-  const evidence = { relevant_first: { share: [], e: [] }, off_topic_best: { share: [], e: [] } };
+  // The evidence of relevant first results and of off-topic best results: the keyword share of the
+  // ceiling alone and times √terms, and the cosine (docs/search.md, Fusion and the score).
+  const evidence = {
+    relevant_first: { share: [], e: [], cosine: [] },
+    off_topic_best: { share: [], e: [], cosine: [] },
+  };
   const note = (kind, hit) => {
+    if (hit?.semantic_score !== undefined) evidence[kind].cosine.push(hit.semantic_score);
     if (!hit?.keyword_ceiling) return;
     const share = hit.keyword_score / hit.keyword_ceiling;
     evidence[kind].share.push(share);
     evidence[kind].e.push(share * Math.sqrt(hit.keyword_terms));
   };
+  const separation = (name) => ({
+    off_topic_p90: quantile(evidence.off_topic_best[name], 0.9),
+    relevant_first_p20: quantile(evidence.relevant_first[name], 0.2),
+  });
   for (const [queryId, relevant] of qrels) {
     const query = queries.get(queryId);
     const started = performance.now();
@@ -191,7 +200,14 @@ async function measure(ask, mode) {
 
     // Scores as a client sees them, at a page of 10.
     const page = await ask(query, mode, 10);
-    page.forEach((hit, i) => pooled.push([hit.score, i + 1, relevant.has(hit.metadata.source_id)]));
+    page.forEach((hit, i) =>
+      pooled.push([
+        hit.score,
+        i + 1,
+        relevant.has(hit.metadata.source_id),
+        Math.max(hit.keyword_relevance ?? 0, hit.semantic_relevance ?? 0),
+      ]),
+    );
     sample(mode, 'scifact', page, (hit) => relevant.has(hit.metadata.source_id));
     if (page.length > 0 && relevant.has(page[0].metadata.source_id)) {
       relevantFirst++;
@@ -216,18 +232,15 @@ async function measure(ask, mode) {
     relevant_first_at_least_half: round(relevantFirstStrong / relevantFirst),
     auc_score: round(auc(pooled.map(([score, , relevant]) => [score, relevant]))),
     auc_rank: round(auc(pooled.map(([, rank, relevant]) => [-rank, relevant]))),
-    ...(mode === 'keyword' && {
-      keyword_evidence: {
-        share: {
-          off_topic_p90: quantile(evidence.off_topic_best.share, 0.9),
-          relevant_first_p20: quantile(evidence.relevant_first.share, 0.2),
-        },
-        share_times_sqrt_terms: {
-          off_topic_p90: quantile(evidence.off_topic_best.e, 0.9),
-          relevant_first_p20: quantile(evidence.relevant_first.e, 0.2),
-        },
-      },
-    }),
+    // The legs' relevance without the ratio to the query's best (docs/search.md).
+    auc_relevance_alone: round(auc(pooled.map(([, , relevant, alone]) => [alone, relevant]))),
+    evidence: {
+      ...(mode !== 'semantic' && {
+        keyword_share: separation('share'),
+        keyword_share_times_sqrt_terms: separation('e'),
+      }),
+      ...(mode === 'semantic' && { cosine: separation('cosine') }),
+    },
   };
 }
 
