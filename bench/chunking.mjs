@@ -4,12 +4,10 @@
 // PostgreSQL's `english` configuration as the service indexes them, and BM25 is computed here over
 // them, as the service does (`npm run bench:relevance` gives the same nDCG@10 to four decimals for the
 // settings both run). Documents are ranked by their best chunk, as bench:relevance ranks them.
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { chunkByEstimate } from '../dist/modules/embeddings/chunking/chunker.js';
-import { ADMIN_URL, writeResult } from './lib.mjs';
+import { ADMIN_URL, scifact, writeResult } from './lib.mjs';
 
-const DATA = process.env.BENCH_SCIFACT ?? '../shared/datasets/scifact';
 const K1 = 1.2;
 /**
  * [chunk tokens, times the title is indexed with each chunk, b, β]: 2,048 tokens hold a whole
@@ -31,19 +29,7 @@ const SETTINGS = [
   [2048, 2, 0.6],
 ];
 
-const lines = (path) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
-const corpus = lines(`${DATA}/corpus.jsonl`).map((line) => JSON.parse(line));
-const queryText = new Map(
-  lines(`${DATA}/queries.jsonl`)
-    .map((line) => JSON.parse(line))
-    .map((q) => [q._id, q.text]),
-);
-const qrels = new Map();
-for (const line of lines(`${DATA}/qrels/train.tsv`).slice(1)) {
-  const [queryId, docId] = line.split('\t');
-  if (!qrels.has(queryId)) qrels.set(queryId, new Set());
-  qrels.get(queryId).add(docId);
-}
+const { corpus, queries: queryText, qrels } = scifact();
 
 const cache = new Map();
 const client = new pg.Client({ connectionString: ADMIN_URL });

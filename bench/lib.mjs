@@ -11,6 +11,27 @@ import { createClient } from 'redis';
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/**
+ * BEIR SciFact from `dir` (BENCH_SCIFACT, else `../shared/datasets/scifact`): its documents, its
+ * queries' texts by id, and for each train query its judged documents with their grades.
+ */
+export function scifact(dir = process.env.BENCH_SCIFACT ?? '../shared/datasets/scifact') {
+  const lines = (path) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  const corpus = lines(`${dir}/corpus.jsonl`).map((line) => JSON.parse(line));
+  const queries = new Map(
+    lines(`${dir}/queries.jsonl`)
+      .map((line) => JSON.parse(line))
+      .map((q) => [q._id, q.text]),
+  );
+  const qrels = new Map();
+  for (const line of lines(`${dir}/qrels/train.tsv`).slice(1)) {
+    const [queryId, docId, score] = line.split('\t');
+    if (!qrels.has(queryId)) qrels.set(queryId, new Map());
+    qrels.get(queryId).set(docId, Number(score));
+  }
+  return { corpus, queries, qrels };
+}
+
 export async function freePort() {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {

@@ -17,9 +17,8 @@ import { AppModule } from '../dist/app.module.js';
 import { loadConfig } from '../dist/config/app-config.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
 import { startLexicalEmbedder } from './lexical-embedder.mjs';
-import { apiKey, createDatabase, pool, poster, startServer, writeResult } from './lib.mjs';
+import { apiKey, createDatabase, pool, poster, scifact, startServer, writeResult } from './lib.mjs';
 
-const DATA = process.env.BENCH_SCIFACT ?? '../shared/datasets/scifact';
 const FIXTURES = process.env.BENCH_FIXTURES ?? '../shared/fixtures';
 const MODES = ['keyword', 'semantic', 'hybrid'];
 /** The controlled vectors' model, and where its cosines lie (measured: docs/search.md, "The score"). */
@@ -31,19 +30,7 @@ const MODEL_CALIBRATION = [
   [1, 1],
 ];
 
-const lines = (path) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
-const corpus = lines(`${DATA}/corpus.jsonl`).map((line) => JSON.parse(line));
-const queries = new Map(
-  lines(`${DATA}/queries.jsonl`)
-    .map((line) => JSON.parse(line))
-    .map((q) => [q._id, q.text]),
-);
-const qrels = new Map();
-for (const line of lines(`${DATA}/qrels/train.tsv`).slice(1)) {
-  const [queryId, docId, score] = line.split('\t');
-  if (!qrels.has(queryId)) qrels.set(queryId, new Map());
-  qrels.get(queryId).set(docId, Number(score));
-}
+const { corpus, queries, qrels } = scifact();
 const offTopic = offTopicQueries();
 
 // As many dimensions as OpenAI's text-embedding-3-small: fewer make the hashed words collide, and
