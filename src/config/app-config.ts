@@ -254,7 +254,7 @@ function calibrations(read: EnvReader, name: string): Record<string, [number, nu
   try {
     parsed = JSON.parse(value);
   } catch {
-    return problem('must be a JSON object of model name to [[cosine, relevance], ...]');
+    // not JSON: refused below, as any other value that is not an object
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     return problem('must be a JSON object of model name to [[cosine, relevance], ...]');

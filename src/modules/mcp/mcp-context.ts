@@ -1,7 +1,7 @@
-import { documentTitle } from 'src/modules/chunk-index/document-context.js';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { type AccountPrincipal, isAuthenticated, type Principal } from 'src/modules/auth/auth.types.js';
+import { documentTitle } from 'src/modules/chunk-index/document-context.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { toDocumentSummary } from 'src/modules/documents/documents.controller.js';

@@ -40,6 +40,14 @@ export function keywordRelevance(bm25: number, ceiling: number, terms: number): 
   return ceiling > 0 ? calibrated((bm25 / ceiling) * Math.sqrt(terms), KEYWORD_CALIBRATION) : 0;
 }
 
+/** OpenAI's text-embedding-3 models, small and large alike. */
+const TEXT_EMBEDDING_3: Calibration = [
+  [0.1, 0],
+  [0.45, 0.5],
+  [0.7, 0.9],
+  [1, 1],
+];
+
 /**
  * Cosine similarity to relevance, per embedding model, where their similarities are known to lie:
  * where unrelated texts fall (relevance 0), where texts begin to be about the same thing (0.5), and
@@ -48,18 +56,8 @@ export function keywordRelevance(bm25: number, ceiling: number, terms: number): 
  * models' points.
  */
 export const SEMANTIC_CALIBRATIONS: Readonly<Record<string, Calibration>> = {
-  'text-embedding-3-small': [
-    [0.1, 0],
-    [0.45, 0.5],
-    [0.7, 0.9],
-    [1, 1],
-  ],
-  'text-embedding-3-large': [
-    [0.1, 0],
-    [0.45, 0.5],
-    [0.7, 0.9],
-    [1, 1],
-  ],
+  'text-embedding-3-small': TEXT_EMBEDDING_3,
+  'text-embedding-3-large': TEXT_EMBEDDING_3,
   'text-embedding-ada-002': [
     [0.7, 0],
     [0.8, 0.5],
