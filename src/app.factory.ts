@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 import { AppModule } from 'src/app.module.js';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
-import { describeRateLimitedResponses } from 'src/common/http/api-errors.decorator.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { securityHeaders } from 'src/common/http/security-headers.middleware.js';
 import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
@@ -14,11 +12,9 @@ import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
-import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/authorization.service.js';
 import { isMcpRequest, MCP_SCOPES, resourceMetadataUrl } from 'src/modules/auth/oauth/resources.js';
-import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
-import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
 import { mcpOriginGate } from 'src/modules/mcp/mcp-origins.js';
+import { setUpOpenApi } from 'src/openapi/openapi.document.js';
 
 /** Builds the HTTP application: the module graph plus everything that applies to every request. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -68,66 +64,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
     })),
   );
   app.useGlobalPipes(new AppValidationPipe());
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
-    jsonDocumentUrl: 'docs/openapi.json',
-    yamlDocumentUrl: 'docs/openapi.yaml',
-    // "Authorize" with OAuth2 signs in as Swagger UI's own public client, with PKCE, for this
-    // service's API (the resource, RFC 8707), which only the page knows the address of. This runs
-    // after Swagger UI's own onload handler, which creates `window.ui`.
-    customJsStr: `window.addEventListener('load', () => window.ui.initOAuth({
-      clientId: '${SWAGGER_UI_CLIENT_ID}',
-      usePkceWithAuthorizationCodeGrant: true,
-      additionalQueryStringParams: { resource: window.location.origin + '/v1' },
-    }));`,
-  });
+  setUpOpenApi(app, config);
   app.enableShutdownHooks();
   return app;
-}
-
-export function buildOpenApiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
-  const document = new DocumentBuilder()
-    .setTitle('Dataset and Document Search Service')
-    .setDescription(
-      'Datasets of documents that are extracted, chunked, embedded and indexed in the background, and searched ' +
-        'with hybrid BM25 + vector retrieval. Errors have the body `{ error, code, details? }` (plus `retry_after` on ' +
-        '429). Every rate-limited response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.',
-    )
-    .setVersion('1.0')
-    .addBearerAuth(
-      {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'opaque',
-        description: 'An API key `svc_sk_...` or an OAuth access token `svc_at_...`',
-      },
-      'bearer',
-    )
-    .addOAuth2(
-      {
-        type: 'oauth2',
-        description:
-          'OAuth 2.1 authorization code with PKCE (S256); tokens are `svc_at_...`. Clients register themselves ' +
-          'at /oauth/register (RFC 7591); Swagger UI has its own client. See /.well-known/oauth-authorization-server.',
-        flows: {
-          authorizationCode: {
-            authorizationUrl: '/oauth/authorize',
-            tokenUrl: '/oauth/token',
-            refreshUrl: '/oauth/token',
-            scopes: SCOPE_DESCRIPTIONS,
-          },
-        },
-      },
-      'oauth2',
-    )
-    .addCookieAuth(
-      sessionCookieName(config.sessions.secureCookie),
-      {
-        type: 'apiKey',
-        in: 'cookie',
-        description: 'The session of a signed-in person (POST /v1/auth/session), for web apps on this origin',
-      },
-      'session',
-    )
-    .build();
-  return describeRateLimitedResponses(SwaggerModule.createDocument(app, document));
 }

@@ -1,3 +1,5 @@
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
+
 /**
  * An error the API reports to its client: HTTP status, stable machine code, human message and optional
  * details. Modules declare their own codes (see `*.errors.ts`); the global filter turns any AppError into
@@ -11,7 +13,7 @@ export const REQUEST_CODINGS: readonly string[] = ['gzip', 'deflate', 'br', 'zst
 export class AppError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetails,
     /** Extra response headers, such as Retry-After or Location. */

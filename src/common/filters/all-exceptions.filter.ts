@@ -3,6 +3,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 
 /** The contract's error body. */
@@ -157,8 +158,8 @@ function toAppError(exception: unknown, request: Request): AppError {
   return CommonErrors.internal();
 }
 
-function httpCode(status: number): string {
-  const codes: Record<number, string> = {
+function httpCode(status: number): ErrorCode {
+  const codes: Partial<Record<number, ErrorCode>> = {
     400: 'bad_request',
     401: 'authentication_required',
     403: 'forbidden',

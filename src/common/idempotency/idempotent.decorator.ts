@@ -2,7 +2,10 @@ import { applyDecorators, UseInterceptors } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from 'src/common/idempotency/idempotency.interceptor.js';
 
-/** Marks a creating POST as accepting `Idempotency-Key`. */
+/**
+ * Marks a creating POST as accepting `Idempotency-Key`. The header has no example value: Swagger UI
+ * would fill it in, and every "Try it out" after the first would replay the first request.
+ */
 export function Idempotent() {
   return applyDecorators(
     UseInterceptors(IdempotencyInterceptor),
@@ -11,13 +14,13 @@ export function Idempotent() {
       required: false,
       description:
         'Up to 255 visible ASCII characters, without spaces. Repeating a key with the same request within 24 h returns the ' +
-        'first response (with header Idempotent-Replayed: true) and creates nothing; with a different request, 422.',
+        'first response (with header Idempotent-Replayed: true) and creates nothing; with a different request, 422. ' +
+        'Use a new random value, such as a UUID, for each new request.',
       schema: {
         type: 'string',
         minLength: 1,
         maxLength: 255,
         pattern: '^[!-~]+$',
-        example: '5f0c7a5e-6c2b-4c53-9f6e-9d1f6b1d2a10',
       },
     }),
   );

@@ -1,6 +1,7 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { deeperThan } from 'src/common/validation/json-body.js';
 import { codePointCount, jsonValueIssue } from 'src/common/validation/json-value.js';
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
 /** Limits on the free-form `metadata` object of datasets and documents. */
 export const METADATA_LIMITS = { maxKeys: 64, maxBytes: 16 * 1024, maxDepth: 5, maxKeyLength: 256 } as const;
@@ -87,7 +88,7 @@ export function IsMetadata(
       name: 'isMetadata',
       target: target.constructor,
       propertyName,
-      options: { ...validationOptions, context: { code: 'invalid_metadata' } },
+      options: { ...validationOptions, context: { code: 'invalid_metadata' satisfies ErrorCode } },
       validator: {
         validate: (value: unknown) => metadataIssue(value, options.allowNullValues) === null,
         defaultMessage: (args) => metadataIssue(args?.value, options.allowNullValues) ?? 'is invalid',

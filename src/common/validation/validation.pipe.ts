@@ -4,6 +4,7 @@ import { getMetadataStorage, type ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue, listedIssues } from 'src/common/errors/app-error.js';
 import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
 import { isPlainObject } from 'src/common/validation/metadata.js';
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
 /** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
 export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[] {
@@ -12,7 +13,7 @@ export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[
     const own = Object.entries(error.constraints ?? {}).map(([constraint, message]) => ({
       field,
       issue: constraint === 'whitelistValidation' ? 'is not a known field' : message,
-      code: (error.contexts?.[constraint] as { code?: string } | undefined)?.code,
+      code: (error.contexts?.[constraint] as { code?: ErrorCode } | undefined)?.code,
     }));
     return [...own, ...fieldIssues(error.children ?? [], field)];
   });
@@ -96,10 +97,10 @@ function unacceptedKeys(value: Record<string, unknown>, dto: { prototype: unknow
 }
 
 /** The error code a DTO's field declares for its own rules (`context: { code }`), if any. */
-function fieldCode(dto: object, property: string): string | undefined {
+function fieldCode(dto: object, property: string): ErrorCode | undefined {
   for (const rule of getMetadataStorage().getTargetValidationMetadatas(dto as () => void, '', true, false)) {
     const code =
-      rule.propertyName === property ? (rule.context as { code?: string } | undefined)?.code : undefined;
+      rule.propertyName === property ? (rule.context as { code?: ErrorCode } | undefined)?.code : undefined;
     if (code) return code;
   }
   return undefined;
@@ -109,7 +110,7 @@ function isBuiltin(type: unknown): boolean {
   return [String, Boolean, Number, Array, Object].includes(type as never);
 }
 
-type CodedIssue = FieldIssue & { code?: string };
+type CodedIssue = FieldIssue & { code?: ErrorCode };
 
 /** The error of a failed validation, which keeps each issue's own code until all are known. */
 class FieldIssuesError extends AppError {

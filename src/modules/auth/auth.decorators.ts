@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiCookieAuth, ApiOAuth2, ApiSecurity } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCookieAuth, ApiExtension, ApiOAuth2, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import {
@@ -56,8 +56,14 @@ export function SignedIn() {
  * themselves (signing in, the OAuth endpoints).
  */
 export function Public() {
-  return SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess);
+  return applyDecorators(
+    SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess),
+    ApiExtension(PUBLIC_ROUTE_EXTENSION, true),
+  );
 }
+
+/** Marks a public route's operation until the OpenAPI document is built, which gives it `security: []`. */
+export const PUBLIC_ROUTE_EXTENSION = 'x-public-route';
 
 /** The caller of the current request. */
 export const CurrentPrincipal = createParamDecorator(

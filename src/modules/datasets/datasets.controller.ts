@@ -44,7 +44,7 @@ export class DatasetsController {
   @HttpCode(201)
   @Auth({ scope: 'datasets:write' })
   @Idempotent()
-  @ApiOperation({ summary: 'Create a dataset' })
+  @ApiOperation({ operationId: 'createDataset', summary: 'Create a dataset' })
   @ApiCreatedResponse({ type: DatasetResponseDto })
   @ApiErrors([400, 401, 403, 409, 413, 415, 422, 429], {
     400: ['invalid_name', 'invalid_metadata', 'validation_error', 'invalid_idempotency_key'],
@@ -60,7 +60,7 @@ export class DatasetsController {
 
   @Get()
   @Auth({ scope: 'datasets:read' })
-  @ApiOperation({ summary: "List the account's datasets" })
+  @ApiOperation({ operationId: 'listDatasets', summary: "List the account's datasets" })
   @ApiOkResponse({ type: DatasetListResponseDto })
   @ApiErrors([400, 401, 403, 429], { 400: ['validation_error'] })
   async list(
@@ -74,6 +74,7 @@ export class DatasetsController {
   @Get(':dataset_id')
   @PublicReadable({ scope: 'datasets:read' })
   @ApiOperation({
+    operationId: 'getDataset',
     summary: 'Get a dataset',
     description: 'Public datasets can be read without authentication.',
   })
@@ -89,6 +90,7 @@ export class DatasetsController {
   @Patch(':dataset_id')
   @Auth({ scope: 'datasets:write' })
   @ApiOperation({
+    operationId: 'updateDataset',
     summary: 'Update a dataset',
     description: 'Only the fields sent change; metadata is merged key by key.',
   })
@@ -109,7 +111,10 @@ export class DatasetsController {
   @Delete(':dataset_id')
   @HttpCode(204)
   @Auth({ scope: 'datasets:write' })
-  @ApiOperation({ summary: 'Delete a dataset with all its documents, chunks and embeddings' })
+  @ApiOperation({
+    operationId: 'deleteDataset',
+    summary: 'Delete a dataset with all its documents, chunks and embeddings',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors([401, 403, 404, 429], { 404: ['dataset_not_found'] })
   async delete(

@@ -64,10 +64,11 @@ export class DocumentsService {
     filename: string,
     content: Buffer,
     metadata: Record<string, unknown> = {},
+    declaredType?: string,
   ): Promise<NewUpload> {
     const issue = filenameIssue(filename);
     if (issue) throw CommonErrors.validation([{ field: 'file', issue: `name ${issue}` }]);
-    const detection = await detectFileType(filename, content);
+    const detection = await detectFileType(filename, content, declaredType);
     if (!detection.ok) throw DocumentErrors.unsupportedFileType(detection.reason, detection.detectedType);
     return { filename, content, type: detection.type, metadata };
   }

@@ -18,6 +18,35 @@ describe('detectFileType', () => {
     expect(detection).toMatchObject({ ok: true, type: { kind }, sniffed: false });
   });
 
+  describe('a name without an extension (a Blob in FormData is called "blob")', () => {
+    const markdown = Buffer.from('# Install\n\nRun the installer.\n');
+
+    it.each([
+      ['text/markdown', 'markdown'],
+      ['text/csv; charset=utf-8', 'csv'],
+      ['application/json', 'json'],
+      ['application/octet-stream', 'text'],
+      [undefined, 'text'],
+    ])('reads text declared %s as %s', async (declared, kind) => {
+      const detection = await detectFileType('blob', markdown, declared);
+      expect(detection).toMatchObject({ ok: true, type: { kind } });
+    });
+
+    it('reads binary content by its signature, whatever the part declares', async () => {
+      const detection = await detectFileType('blob', await fixture('img/phototest.jpg'), 'text/markdown');
+      expect(detection).toMatchObject({ ok: true, type: { kind: 'image' } });
+    });
+
+    it('refuses binary content of no supported format declared as text', async () => {
+      const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, ...new Array<number>(60).fill(0)]);
+      expect(await detectFileType('blob', zip, 'text/markdown')).toMatchObject({ ok: false });
+    });
+
+    it('leaves a name with an extension to the extension', async () => {
+      expect(await detectFileType('notes.exe', markdown, 'text/markdown')).toMatchObject({ ok: false });
+    });
+  });
+
   it('reads a PNG named .pdf as the image it is', async () => {
     const detection = await detectFileType('png-renamed-as.pdf', await fixture('pdf/png-renamed-as.pdf'));
     expect(detection).toMatchObject({

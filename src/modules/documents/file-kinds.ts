@@ -68,6 +68,23 @@ const BY_EXTENSION: Record<string, DetectedType> = {
   ...Object.fromEntries(CODE_EXTENSIONS.map((ext) => [ext, { kind: 'code', mediaType: 'text/plain' }])),
 };
 
+/**
+ * The text formats a part's declared Content-Type names, for a file whose name has no extension (a
+ * `Blob` appended to FormData is called `blob`). Binary formats need no help: their content says.
+ */
+const BY_DECLARED_TYPE: Record<string, DetectedType> = {
+  'text/plain': BY_EXTENSION['.txt'],
+  'text/markdown': BY_EXTENSION['.md'],
+  'text/x-markdown': BY_EXTENSION['.md'],
+  'text/csv': BY_EXTENSION['.csv'],
+  'application/json': BY_EXTENSION['.json'],
+  'application/xml': BY_EXTENSION['.xml'],
+  'text/xml': BY_EXTENSION['.xml'],
+  'application/yaml': BY_EXTENSION['.yaml'],
+  'application/x-yaml': BY_EXTENSION['.yaml'],
+  'text/yaml': BY_EXTENSION['.yaml'],
+};
+
 /** Binary formats recognised by their content, whatever the file is called. */
 const BY_MAGIC: Record<string, DetectedType> = {
   'application/pdf': BY_EXTENSION['.pdf'],
@@ -121,10 +138,18 @@ const unsupportedContent = (mime: string): Detection => ({
  * Decides a file's kind from its content first and its name second. A supported binary format
  * recognised by its magic bytes wins over the extension (a PNG named `.pdf` is an image); a recognised
  * unsupported one is refused under any binary name (a GIF named `.png`, a TIFF named `.pdf`) or none; a
- * text extension is trusted when the bytes look like text, since text formats have no signature.
+ * text extension is trusted when the bytes look like text, since text formats have no signature. A
+ * name without an extension leaves it to the part's declared type, and then to the content: text that
+ * looks like text is read as plain text.
  */
-export async function detectFileType(filename: string, content: Buffer): Promise<Detection> {
-  const byName = BY_EXTENSION[extname(filename).toLowerCase()];
+export async function detectFileType(
+  filename: string,
+  content: Buffer,
+  declaredType?: string,
+): Promise<Detection> {
+  const extension = extname(filename).toLowerCase();
+  const byName =
+    BY_EXTENSION[extension] ?? (extension === '' ? byDeclaredType(declaredType, content) : undefined);
   const magic = content.length > 0 ? await fileTypeFromBuffer(content) : undefined;
   const byContent = magic ? BY_MAGIC[magic.mime] : undefined;
   if (byContent) return { ok: true, type: byContent, sniffed: byName?.kind !== byContent.kind };
@@ -148,4 +173,10 @@ export async function detectFileType(filename: string, content: Buffer): Promise
   // A supported binary format without its signature goes to its extractor, which reports the precise
   // problem (corrupt, truncated, encrypted).
   return { ok: true, type: byName, sniffed: false };
+}
+
+/** The kind a name without an extension gets: its declared text format, else plain text if it looks it. */
+function byDeclaredType(declaredType: string | undefined, content: Buffer): DetectedType | undefined {
+  const mediaType = declaredType?.split(';')[0].trim().toLowerCase() ?? '';
+  return BY_DECLARED_TYPE[mediaType] ?? (looksLikeText(content) ? BY_EXTENSION['.txt'] : undefined);
 }

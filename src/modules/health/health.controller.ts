@@ -2,6 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from 'src/modules/auth/auth.decorators.js';
+import { NotReadyDto, ReadinessDto } from 'src/modules/health/dto/readiness.dto.js';
 import { HealthService } from 'src/modules/health/health.service.js';
 
 @ApiTags('health')
@@ -11,7 +12,7 @@ export class HealthController {
 
   @Get('health')
   @Public()
-  @ApiOperation({ summary: 'Liveness: the process is up' })
+  @ApiOperation({ operationId: 'getHealth', summary: 'Liveness: the process is up' })
   @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' } } } })
   live(): { status: 'ok' } {
     return { status: 'ok' };
@@ -19,32 +20,10 @@ export class HealthController {
 
   @Get('ready')
   @Public()
-  @ApiOperation({ summary: 'Readiness: PostgreSQL and Redis answer' })
-  @ApiOkResponse({
-    schema: {
-      type: 'object',
-      example: {
-        status: 'ready',
-        checks: { postgres: { status: 'ok' }, redis: { status: 'ok' } },
-        search: { mode: 'hybrid', provider: 'local', model: 'Xenova/bge-small-en-v1.5', dimensions: 384 },
-      },
-    },
-  })
-  @ApiServiceUnavailableResponse({
-    description: 'A dependency does not answer',
-    schema: {
-      type: 'object',
-      example: {
-        error: 'Not ready',
-        code: 'not_ready',
-        details: {
-          checks: { postgres: { status: 'ok' }, redis: { status: 'error' } },
-          search: { mode: 'hybrid', provider: 'local', model: 'Xenova/bge-small-en-v1.5', dimensions: 384 },
-        },
-      },
-    },
-  })
-  async ready(@Res({ passthrough: true }) response: Response) {
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: PostgreSQL and Redis answer' })
+  @ApiOkResponse({ type: ReadinessDto })
+  @ApiServiceUnavailableResponse({ description: 'A dependency does not answer', type: NotReadyDto })
+  async ready(@Res({ passthrough: true }) response: Response): Promise<ReadinessDto | NotReadyDto> {
     const readiness = await this.health.readiness();
     if (readiness.ready) return { status: 'ready', checks: readiness.checks, search: readiness.search };
     response.status(503);

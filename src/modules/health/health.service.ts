@@ -13,7 +13,7 @@ export interface CheckResult {
 
 export interface Readiness {
   ready: boolean;
-  checks: Record<string, CheckResult>;
+  checks: { postgres: CheckResult; redis: CheckResult };
   search: EmbeddingStatus;
 }
 

@@ -57,7 +57,11 @@ export class McpController {
   @Auth({ scope: 'search' })
   @AnswersBodyErrors()
   @AnswersRateLimit()
-  @ApiOperation({ summary: 'MCP endpoint for all your datasets', description: DESCRIPTION })
+  @ApiOperation({
+    operationId: 'callMcp',
+    summary: 'MCP endpoint for all your datasets',
+    description: DESCRIPTION,
+  })
   @ApiBody({ schema: MESSAGE_SCHEMA })
   @ApiOkResponse({ description: 'The JSON-RPC response (none for a notification: 202)' })
   @ApiErrors([401, 403, 429])
@@ -74,6 +78,7 @@ export class McpController {
   @AnswersBodyErrors()
   @AnswersRateLimit()
   @ApiOperation({
+    operationId: 'callDatasetMcp',
     summary: 'MCP endpoint for one dataset',
     description: `${DESCRIPTION} The tools take no dataset_id: the URL names it. A public dataset's endpoint needs no credentials.`,
   })

@@ -1,18 +1,46 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags, type ExampleObject } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { ApiErrors, type ErrorCodesByStatus } from 'src/common/http/api-errors.decorator.js';
 import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import { StartsEarly } from 'src/modules/auth/early-start.js';
 import {
   BatchQueryDto,
   BatchQueryResponseDto,
+  DATASET_ID_PLACEHOLDER,
   QueryDto,
   QueryResponseDto,
 } from 'src/modules/search/dto/search.dto.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { SearchService } from 'src/modules/search/search.service.js';
+
+/**
+ * The request bodies Swagger UI offers, the first by default: they find the example document of
+ * `createDocument` once the dataset id is put in. Without them it would build one from every field's
+ * example, `min_score` and filters included.
+ */
+function queryExamples(queries: { query: string } | { queries: string[] }): Record<string, ExampleObject> {
+  const replace = `Replace ${DATASET_ID_PLACEHOLDER} with the \`id\` createDataset returned.`;
+  return {
+    plain: {
+      summary: 'A search',
+      description: replace,
+      value: { ...queries, dataset_id: DATASET_ID_PLACEHOLDER },
+    },
+    filtered: {
+      summary: 'Filtered on metadata, with scores explained',
+      description: replace,
+      value: {
+        ...queries,
+        dataset_id: DATASET_ID_PLACEHOLDER,
+        limit: 10,
+        filters: { category: 'guide', tags: { $in: ['setup', 'linux'] } },
+        explain: true,
+      },
+    },
+  };
+}
 
 const SEARCH_ERRORS = {
   400: [
@@ -27,7 +55,7 @@ const SEARCH_ERRORS = {
   502: ['rerank_failed'],
   503: ['embedding_unavailable'],
   504: ['query_timeout'],
-};
+} satisfies ErrorCodesByStatus;
 
 @ApiTags('search')
 @Controller('v1/mcp')
@@ -39,12 +67,14 @@ export class SearchController {
   @PublicReadable({ scope: 'search' })
   @StartsEarly(EarlyQueryEmbedding)
   @ApiOperation({
+    operationId: 'searchDataset',
     summary: 'Hybrid search in one dataset',
     description:
       'Vector similarity and BM25, ordered by reciprocal rank fusion (k = 60). `score` says how well a result answers ' +
       'the query, the same scale for every query: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 moderate, below 0.5 weak; ' +
       '`min_score` leaves out weaker results. Public datasets can be searched without credentials.',
   })
+  @ApiBody({ type: QueryDto, examples: queryExamples({ query: 'how do I install on linux?' }) })
   @ApiOkResponse({ type: QueryResponseDto })
   @ApiErrors([400, 401, 403, 404, 413, 415, 429, 502, 503, 504], SEARCH_ERRORS)
   async query(
@@ -62,8 +92,13 @@ export class SearchController {
   @HttpCode(200)
   @PublicReadable({ scope: 'search' })
   @ApiOperation({
+    operationId: 'batchSearchDataset',
     summary: 'Several queries in one dataset, in parallel',
     description: 'Up to 10 queries; results in query order. Filters, mode and rerank apply to every query.',
+  })
+  @ApiBody({
+    type: BatchQueryDto,
+    examples: queryExamples({ queries: ['install on linux', 'reset a password'] }),
   })
   @ApiOkResponse({ type: BatchQueryResponseDto })
   @ApiErrors([400, 401, 403, 404, 413, 415, 429, 502, 503, 504], {

@@ -8,7 +8,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { ApiErrors, type ErrorCodesByStatus } from 'src/common/http/api-errors.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
@@ -76,7 +76,7 @@ function toDeliveryResponse(delivery: DeliveryLogEntry): DeliveryResponseDto {
 
 const WRITE_ERRORS = {
   400: ['validation_error', 'invalid_events', 'invalid_webhook_url'],
-};
+} satisfies ErrorCodesByStatus;
 
 @ApiTags('webhooks')
 // What every delivery POSTs: in the document for receivers, though no route returns it.
@@ -92,6 +92,7 @@ export class WebhooksController {
   @HttpCode(200)
   @Auth({ scope: 'webhooks:write' })
   @ApiOperation({
+    operationId: 'testWebhook',
     summary: 'Send a test delivery',
     description:
       'Sends the event with sample data to the webhook now, signed like any delivery, and answers how the ' +
@@ -124,6 +125,7 @@ export class WebhooksController {
   @Auth({ scope: 'webhooks:write' })
   @Idempotent()
   @ApiOperation({
+    operationId: 'createWebhook',
     summary: 'Subscribe a URL to events',
     description:
       'The response holds the signing secret, shown in full only here and at rotation. Deliveries POST a ' +
@@ -144,7 +146,7 @@ export class WebhooksController {
 
   @Get()
   @Auth({ scope: 'webhooks:read' })
-  @ApiOperation({ summary: "List the account's webhooks, newest first" })
+  @ApiOperation({ operationId: 'listWebhooks', summary: "List the account's webhooks, newest first" })
   @ApiOkResponse({ type: WebhookListResponseDto })
   @ApiErrors([400, 401, 403, 429], { 400: ['validation_error'] })
   async list(
@@ -158,7 +160,7 @@ export class WebhooksController {
 
   @Get(':webhook_id')
   @Auth({ scope: 'webhooks:read' })
-  @ApiOperation({ summary: 'Get a webhook' })
+  @ApiOperation({ operationId: 'getWebhook', summary: 'Get a webhook' })
   @ApiOkResponse({ type: WebhookResponseDto })
   @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
   async get(
@@ -171,6 +173,7 @@ export class WebhooksController {
   @Patch(':webhook_id')
   @Auth({ scope: 'webhooks:write' })
   @ApiOperation({
+    operationId: 'updateWebhook',
     summary: 'Update a webhook',
     description: 'Only the fields sent change. `active: true` re-enables a webhook the service disabled.',
   })
@@ -187,7 +190,10 @@ export class WebhooksController {
   @Delete(':webhook_id')
   @HttpCode(204)
   @Auth({ scope: 'webhooks:write' })
-  @ApiOperation({ summary: 'Delete a webhook with its delivery log; nothing more is sent to it' })
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook with its delivery log; nothing more is sent to it',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
   async delete(
@@ -201,6 +207,7 @@ export class WebhooksController {
   @HttpCode(200)
   @Auth({ scope: 'webhooks:write' })
   @ApiOperation({
+    operationId: 'rotateWebhookSecret',
     summary: 'Replace the signing secret',
     description:
       'The response holds the new secret. The previous one keeps signing beside it (a second signature in ' +
@@ -218,6 +225,7 @@ export class WebhooksController {
   @Get(':webhook_id/deliveries')
   @Auth({ scope: 'webhooks:read' })
   @ApiOperation({
+    operationId: 'listWebhookDeliveries',
     summary: "A webhook's delivery log, newest first",
     description:
       'Each delivery of an event with each of its attempts; kept WEBHOOK_RETENTION_DAYS (30) days.',
@@ -241,6 +249,7 @@ export class WebhooksController {
   @HttpCode(202)
   @Auth({ scope: 'webhooks:write' })
   @ApiOperation({
+    operationId: 'redeliverWebhookDelivery',
     summary: 'Send a delivery’s event again',
     description:
       'A new delivery of the same event (same body and id), queued now; its outcome shows in the log.',

@@ -30,6 +30,7 @@ export class SessionsController {
   @HttpCode(201)
   @Public()
   @ApiOperation({
+    operationId: 'signIn',
     summary: 'Sign in',
     description:
       'Checks the email and password and sets the session cookie (`__Host-svc_session`; `svc_session` on a ' +
@@ -56,7 +57,7 @@ export class SessionsController {
 
   @Get()
   @SignedIn()
-  @ApiOperation({ summary: 'The signed-in user and when the session ends' })
+  @ApiOperation({ operationId: 'getSession', summary: 'The signed-in user and when the session ends' })
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiErrors([401, 429], { 401: ['invalid_session'] })
   current(@Req() request: Request, @Res({ passthrough: true }) response: Response): SessionResponseDto {
@@ -67,7 +68,7 @@ export class SessionsController {
   @Delete()
   @HttpCode(204)
   @SignedIn()
-  @ApiOperation({ summary: 'Sign out: ends the session and clears its cookie' })
+  @ApiOperation({ operationId: 'signOut', summary: 'Sign out: ends the session and clears its cookie' })
   @ApiNoContentResponse({ description: 'Signed out' })
   @ApiErrors([401, 403, 429], { 401: ['invalid_session'], 403: ['csrf_rejected'] })
   async signOut(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {

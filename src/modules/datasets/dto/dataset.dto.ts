@@ -5,6 +5,7 @@ import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.
 import { CodePointLength, IsStorableText, IsVisibleLabel } from 'src/common/validation/json-value.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
 /**
  * Names are stored trimmed and in Unicode's composed form (NFC), so that `é` typed as one character
@@ -13,7 +14,7 @@ import { AsSent } from 'src/common/validation/validation.pipe.js';
  */
 const normalizeName = ({ value }: { value: unknown }) =>
   typeof value === 'string' ? value.normalize('NFC').trim() : value;
-const NAME_RULE = { context: { code: 'invalid_name' } };
+const NAME_RULE = { context: { code: 'invalid_name' satisfies ErrorCode } };
 const NAME_LENGTH = { ...NAME_RULE, message: 'must be 1-200 characters after trimming' };
 
 const METADATA_DOC = {

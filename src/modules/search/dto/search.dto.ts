@@ -16,6 +16,7 @@ import {
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { ScoreBasis } from 'src/modules/search/fusion.js';
 import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
+import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
 export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -28,11 +29,17 @@ const FILTERS_DOC = {
     'Metadata filters, at most 10 fields. `{"category": "guide"}` is equality (an array field such as tags matches when it ' +
     'contains the value); a dotted name such as `author.name` reaches into nested metadata. Operators per field: ' +
     '$eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or. `null`, like `{}`, filters nothing.',
-  example: { category: 'guide', tags: { $in: ['setup', 'linux'] }, year: { $gte: 2024 } },
+  example: { category: 'guide', tags: { $in: ['setup', 'linux'] } },
 } as const;
 
+/** What an example shows where only the reader knows the value: the id `createDataset` returned. */
+export const DATASET_ID_PLACEHOLDER = 'REPLACE_WITH_YOUR_DATASET_ID';
+
 class SearchOptionsDto {
-  @ApiProperty({ example: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp' })
+  @ApiProperty({
+    description: 'The dataset to search: the `id` createDataset returned (`ds_...`)',
+    example: DATASET_ID_PLACEHOLDER,
+  })
   @IsString({ message: 'must be a string' })
   @IsDefined({ message: 'is required' })
   dataset_id!: string;
@@ -60,7 +67,7 @@ class SearchOptionsDto {
   @AsSent()
   // Checked by the filter compiler, which reports invalid_filter / too_many_filters; the code is for
   // what the validation pipe refuses inside it (reserved keys).
-  @Allow({ context: { code: 'invalid_filter' } })
+  @Allow({ context: { code: 'invalid_filter' satisfies ErrorCode } })
   filters?: Record<string, unknown>;
 
   @ApiPropertyOptional({

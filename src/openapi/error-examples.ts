@@ -1,0 +1,100 @@
+import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import type { API_ERROR_CODES } from 'src/common/errors/error-codes.js';
+import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
+import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
+import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
+import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
+import { SearchErrors } from 'src/modules/search/search.errors.js';
+import { DeliveryErrors } from 'src/modules/webhooks/webhook-deliveries.service.js';
+import { WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
+
+type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+const DATASET_ID = 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp';
+const DOCUMENT_ID = 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x';
+
+/**
+ * One error of each code, made by the factory the service itself answers with, so that the OpenAPI
+ * document's examples say what a client will read. A code added to `API_ERROR_CODES` needs one here.
+ */
+export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
+  validation_error: CommonErrors.validation([{ field: 'limit', issue: 'must not be greater than 50' }]),
+  invalid_json: CommonErrors.invalidJson('Unexpected end of JSON input'),
+  invalid_content_encoding: CommonErrors.invalidContentEncoding('gzip', 'incorrect header check'),
+  request_aborted: CommonErrors.requestAborted(),
+  bad_request: new AppError(400, 'bad_request', 'The request line or a header is malformed'),
+  invalid_metadata: CommonErrors.invalidMetadata('must be an object'),
+  invalid_name: new AppError(400, 'invalid_name', 'Invalid name: must be 1-200 characters', {
+    field: 'name',
+    issue: 'must be 1-200 characters',
+  }),
+  invalid_idempotency_key: CommonErrors.idempotencyKeyInvalid(),
+  invalid_filter: SearchErrors.invalidFilter('year', '$gte needs a number, a string or a date'),
+  too_many_filters: SearchErrors.tooManyFilters(11),
+  too_many_queries: SearchErrors.tooManyQueries(11),
+  query_too_long: SearchErrors.queryTooLong('query', 1_204),
+  rerank_unavailable: SearchErrors.rerankUnavailable(),
+  semantic_unavailable: SearchErrors.semanticUnavailable('no embedding provider is configured'),
+  invalid_events: WebhookErrors.invalidEvents(['document.created']),
+  invalid_webhook_url: WebhookErrors.invalidUrl('must use https'),
+  invalid_host: new AppError(400, 'invalid_host', 'A valid Host header is required'),
+  authentication_required: CommonErrors.authenticationRequired(),
+  invalid_api_key: CommonErrors.invalidApiKey(),
+  invalid_token: CommonErrors.invalidAccessToken(),
+  invalid_authorization_header: CommonErrors.invalidAuthorizationHeader(),
+  invalid_session: CommonErrors.invalidSession(),
+  invalid_credentials: SessionErrors.invalidCredentials(),
+  insufficient_scope: CommonErrors.insufficientScope('datasets:write'),
+  forbidden: DatasetErrors.notOwner(DATASET_ID),
+  csrf_rejected: SessionErrors.csrfRejected('Sec-Fetch-Site is cross-site'),
+  grant_restricted: DatasetErrors.grantRestricted(),
+  not_found: CommonErrors.notFound('GET', '/v1/dataset'),
+  dataset_not_found: DatasetErrors.notFound(DATASET_ID),
+  document_not_found: DocumentErrors.notFound(DOCUMENT_ID),
+  chunk_not_found: McpErrors.chunkNotFound('chk_1c2R6yTq0Wn3kPz8sLb4Vd'),
+  webhook_not_found: WebhookErrors.notFound('wh_3kT9qLm2Vx8ZpR4sNc7bYw'),
+  delivery_not_found: DeliveryErrors.notFound('dlv_2Hq8nR5tW1yZ4bC7eF0gJk'),
+  method_not_allowed: new AppError(405, 'method_not_allowed', 'PUT is not allowed on this path', {
+    method: 'PUT',
+    path: `/v1/datasets/${DATASET_ID}`,
+    allowed: ['GET', 'HEAD', 'PATCH', 'DELETE'],
+  }),
+  not_acceptable: new AppError(406, 'not_acceptable', 'Not Acceptable'),
+  request_timeout: new AppError(408, 'request_timeout', 'The request did not arrive in time'),
+  conflict: new AppError(409, 'conflict', 'Conflict'),
+  dataset_name_conflict: DatasetErrors.nameConflict('Product handbook'),
+  document_processing: DocumentErrors.stillProcessing(DOCUMENT_ID),
+  idempotency_key_in_progress: CommonErrors.idempotencyKeyInProgress(),
+  payload_too_large: CommonErrors.payloadTooLarge(1_048_576),
+  file_too_large: DocumentErrors.fileTooLarge(),
+  content_too_large: DocumentErrors.contentTooLarge(1_200_000),
+  unsupported_media_type: CommonErrors.unsupportedMediaType('text/plain', ['application/json']),
+  unsupported_file_type: DocumentErrors.unsupportedFileType('extension ".exe" is not supported'),
+  unprocessable_entity: new AppError(422, 'unprocessable_entity', 'Unprocessable Entity'),
+  dataset_limit_reached: DatasetErrors.limitReached(),
+  document_limit_reached: DocumentErrors.limitReached(),
+  webhook_limit_reached: WebhookErrors.limitReached(),
+  idempotency_key_reused: CommonErrors.idempotencyKeyReused(),
+  rate_limit_exceeded: CommonErrors.rateLimited(1_800),
+  internal_error: CommonErrors.internal(),
+  rerank_failed: SearchErrors.rerankFailed('the reranker answered 503'),
+  embedding_unavailable: SearchErrors.embeddingFailed('the embedding provider answered 503'),
+  database_unavailable: CommonErrors.databaseUnavailable(),
+  shutting_down: CommonErrors.shuttingDown(),
+  not_ready: new AppError(503, 'not_ready', 'Not ready', {
+    checks: { postgres: { status: 'ok' }, redis: { status: 'error' } },
+  }),
+  query_timeout: SearchErrors.timeout(10_000),
+};
+
+/** The body a client reads for an error: the contract's, as the global filter writes it. */
+export function exampleBody(error: AppError): Record<string, unknown> {
+  return {
+    error: error.message,
+    code: error.code,
+    ...(error.details ? { details: error.details } : {}),
+    ...(error.headers?.['Retry-After'] && error.status === 429
+      ? { retry_after: Number(error.headers['Retry-After']) }
+      : {}),
+  };
+}
