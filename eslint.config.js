@@ -2,7 +2,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cache/', 'bench/results/', '**/*.mjs', 'jest.config.js', 'eslint.config.js'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.cache/', 'bench/results/', 'test/generated-client/', 'test/artifacts/', '**/*.mjs', 'jest.config.js', 'eslint.config.js'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
