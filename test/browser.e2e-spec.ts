@@ -1,13 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { inStep, launchChromium } from './utils/browser.js';
 import { startTestApp, type TestApp } from './utils/test-app.js';
 import { addDocument, createDataset } from './utils/documents.js';
 import { createUser, type CreatedUser } from './utils/users.js';
-
-/** Debian's chromium, installed by scripts/setup.sh; never a browser download. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = join(process.cwd(), 'test', 'artifacts');
 
 /**
  * A person in a real browser: Swagger UI's "Authorize" with OAuth2 (PKCE) opens our sign-in and
@@ -18,7 +13,6 @@ describe('Swagger UI with OAuth2 in a real browser', () => {
   let browser: Browser;
   let user: CreatedUser;
   let datasetId: string;
-  let step = 'start';
 
   beforeAll(async () => {
     t = await startTestApp({ SIGN_IN_MAX_ATTEMPTS: '1000' });
@@ -28,27 +22,12 @@ describe('Swagger UI with OAuth2 in a real browser', () => {
     await addDocument(t.http, key, datasetId, {
       content: 'Vacation requests go to the people team two weeks ahead.',
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await t.close();
   });
-
-  /** Runs a step; when it fails, a screenshot of every open page goes to test/artifacts/. */
-  async function inStep<T>(name: string, pages: () => Page[], work: () => Promise<T>): Promise<T> {
-    step = name;
-    try {
-      return await work();
-    } catch (error) {
-      mkdirSync(ARTIFACTS, { recursive: true });
-      for (const [i, page] of pages().entries()) {
-        if (!page.isClosed())
-          await page.screenshot({ path: join(ARTIFACTS, `${step.replace(/\W+/g, '-')}-${i}.png`) });
-      }
-      throw error;
-    }
-  }
 
   it('signs in, consents, authorizes Swagger UI and tries out a search', async () => {
     const context = await browser.newContext();

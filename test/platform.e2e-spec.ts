@@ -161,8 +161,9 @@ describe('Health, readiness and API documentation', () => {
             ? [{ session: [] }]
             : expect.arrayContaining([{ bearer: [] }]);
         expect([where, operation.security]).toEqual([where, security]);
-        // A body is read, and the query checked, on every route: 400, 413 and 415 whatever it takes.
-        const statuses = ['400', '401', '413', '415', '429', '500', '503'];
+        // A body is read, and the query checked, on every route: 400, 413 and 415 whatever it takes;
+        // these and the other errors any route can meet are the ranges' responses.
+        const statuses = ['4XX', '5XX'];
         for (const status of statuses) {
           expect([where, status, resolve(operation.responses[status])]).toEqual([
             where,
@@ -170,9 +171,10 @@ describe('Health, readiness and API documentation', () => {
             expect.objectContaining(errorBody),
           ]);
         }
-        for (const [status, response] of Object.entries(operation.responses).map(
-          ([status, response]) => [status, resolve(response)] as const,
-        )) {
+        // The success responses and the shared ranges list the headers every response carries.
+        for (const [status, response] of Object.entries(operation.responses)
+          .filter(([status]) => Number(status) < 400 || status.endsWith('XX'))
+          .map(([status, response]) => [status, resolve(response)] as const)) {
           const headers = Object.keys(response.headers ?? {});
           const rateLimitHeaders = !open
             ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
@@ -242,7 +244,7 @@ describe('Health, readiness and API documentation', () => {
     );
     expect(document.paths['/v1/mcp/query'].post.responses['502'].description).toContain('rerank_failed');
     expect(
-      resolve(document.paths['/v1/datasets'].post.responses['503']).headers!['X-RateLimit-Limit'],
+      resolve(document.paths['/v1/datasets'].post.responses['5XX']).headers!['X-RateLimit-Limit'],
     ).toMatchObject({ description: expect.stringMatching(/absent with shutting_down/) });
     expect(document.components.schemas.DatasetResponseDto.properties.id.example).toMatch(/^ds_/);
     expect(document.paths['/v1/datasets'].post.parameters).toEqual(

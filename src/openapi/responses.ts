@@ -29,8 +29,13 @@ const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
 
 const RETRY_AFTER: Record<string, HeaderObject> = {
   '429': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+  '4XX': { description: 'On 429: seconds to wait before retrying', schema: { type: 'integer' } },
   '503': {
     description: '1, with shutting_down (retry on a new connection) and database_unavailable',
+    schema: { type: 'integer' },
+  },
+  '5XX': {
+    description: 'On 503: 1, with shutting_down (retry on a new connection) and database_unavailable',
     schema: { type: 'integer' },
   },
 };
@@ -56,27 +61,16 @@ const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
 );
 
 /**
- * Errors any request can meet, whatever its route takes: 400 for an unknown query field, a body sent
- * to a route that takes none, or a body that does not parse; 413 and 415 for a body too large or in a
- * type, charset or coding not read (a body is read before the route runs, GET and DELETE included);
- * 500 `internal_error` for the unexpected; 503 `shutting_down` while a process drains.
+ * The errors any route can answer with, whatever it does, grouped under a status range and shared by
+ * every rate-limited route (`components.responses`): a body that does not parse, is too large or in a
+ * type not read (a body is read before the route runs, GET and DELETE included), a bad credential, a
+ * spent rate limit; `internal_error`, and a process draining or without a database. A route lists a
+ * status of its own only where it adds codes there, so that an operation shows what is particular to it.
  */
-const ANY_REQUEST = [400, 413, 415, 500, 503];
-
-/**
- * The responses a status shares between routes that add no code of their own to it, in
- * `components.responses`: one description and set of examples, rather than a copy under every route.
- */
-const SHARED_RESPONSES: Partial<Record<number, string>> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType',
-  429: 'RateLimited',
-  500: 'InternalError',
-  503: 'ServiceUnavailable',
-};
+const RANGES = {
+  '4XX': { name: 'ClientError', statuses: [400, 401, 403, 413, 415, 429] },
+  '5XX': { name: 'ServerError', statuses: [500, 503] },
+} as const;
 
 type Operation = OperationObject & {
   [ERRORS_EXTENSION]?: Record<string, ErrorCode[]>;
@@ -84,13 +78,13 @@ type Operation = OperationObject & {
 };
 
 /**
- * Writes the responses of every API route: each error status the route declares (`ApiErrors`), plus
- * those of `ANY_REQUEST`, with the codes it can carry there and an example of each; a status with only
- * the generic codes refers to the shared response. Rate-limited routes (all but the public ones:
- * signing in, among the API's) carry the `X-RateLimit-*` headers on every response (errors
- * too, but for 503 shutting_down), and `Retry-After` on 429 and on 503. `/health`, `/ready` and `/docs`
- * are not rate limited (docs/decisions.md, Rate limits). Request bodies' schemas are closed
- * (`additionalProperties: false`): a field the route does not know is 400 `validation_error`.
+ * Writes the responses of every API route: each error status where the route declares codes beyond
+ * the generic ones (`ApiErrors`), with all the codes it can carry there and an example of each, and
+ * the ranges of `RANGES`. Rate-limited routes (all but the public ones: signing in, among the API's)
+ * carry the `X-RateLimit-*` headers on every response (errors too, but for 503 shutting_down), and
+ * `Retry-After` on 429 and on 503: the success responses and the ranges list them. `/health`, `/ready` and `/docs` are not rate limited
+ * (docs/decisions.md, Rate limits). Request bodies' schemas are closed (`additionalProperties: false`):
+ * a field the route does not know is 400 `validation_error`.
  */
 export function describeResponses(document: OpenAPIObject): OpenAPIObject {
   document.components ??= {};
@@ -115,21 +109,29 @@ export function describeResponses(document: OpenAPIObject): OpenAPIObject {
         if (!response || '$ref' in response) continue;
         response.headers = {
           ...response.headers,
-          ...headersOf(Number(status), rateLimited),
+          ...headersOf(status, rateLimited),
           ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
         };
       }
-      const statuses = new Set([...Object.keys(declared).map(Number), ...ANY_REQUEST]);
-      for (const status of [...statuses].sort()) {
-        const own = declared[status] ?? [];
-        const generic = GENERIC_CODES[status] ?? [];
-        const response = errorResponse(status, [...new Set([...own, ...generic])], rateLimited);
-        const name = SHARED_RESPONSES[status];
-        if (rateLimited && name && own.every((code) => generic.includes(code))) {
+      for (const [status, own] of Object.entries(declared)) {
+        const generic = GENERIC_CODES[Number(status)] ?? [];
+        if (own.every((code) => generic.includes(code))) continue;
+        // Without the headers every response carries (said once, in info.description), which would
+        // take most of the room an operation unfolds to in Swagger UI.
+        const headers: Record<string, HeaderObject> = RETRY_AFTER[status]
+          ? { 'Retry-After': RETRY_AFTER[status] }
+          : {};
+        const codes = [...new Set([...own, ...generic])];
+        operation.responses[status] = errorResponse([Number(status)], codes, headers);
+      }
+      for (const [range, { name, statuses }] of Object.entries(RANGES)) {
+        const codes = statuses.flatMap((status) => GENERIC_CODES[status] ?? []);
+        const response = errorResponse(statuses, codes, headersOf(range, rateLimited));
+        if (rateLimited) {
           shared[name] ??= response;
-          operation.responses[status] = { $ref: `#/components/responses/${name}` };
+          operation.responses[range] = { $ref: `#/components/responses/${name}` };
         } else {
-          operation.responses[status] = response;
+          operation.responses[range] = response;
         }
       }
     }
@@ -137,26 +139,40 @@ export function describeResponses(document: OpenAPIObject): OpenAPIObject {
   return document;
 }
 
-function headersOf(status: number, rateLimited: boolean): Record<string, HeaderObject> {
+/** The headers of a response, by its status or status range. */
+function headersOf(status: string, rateLimited: boolean): Record<string, HeaderObject> {
   return {
-    ...(rateLimited ? (status === 503 ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS) : {}),
+    ...(rateLimited ? (status === '503' || status === '5XX' ? NOT_ON_SHUTDOWN : RATE_LIMIT_HEADERS) : {}),
     ...(RETRY_AFTER[status] ? { 'Retry-After': RETRY_AFTER[status] } : {}),
     'X-Request-Id': REQUEST_ID,
   };
 }
 
-/** An error status's response: what it means, the codes it carries, and the body of each. */
-function errorResponse(status: number, codes: ErrorCode[], rateLimited: boolean): ResponseObject {
+/** An error response: what its statuses mean and the codes each carries, and the body of each code. */
+function errorResponse(
+  statuses: readonly number[],
+  codes: ErrorCode[],
+  headers: Record<string, HeaderObject>,
+): ResponseObject {
   const examples = codes.map((code) => {
     const error = ERROR_EXAMPLES[code as keyof typeof ERROR_EXAMPLES];
     if (!error) throw new Error(`No example of the error code ${code} (src/openapi/error-examples.ts)`);
-    if (error.status !== status)
-      throw new Error(`${code} is declared under ${status}, answered with ${error.status}`);
-    return [code, { summary: error.message, value: exampleBody(error) }] as const;
+    if (!statuses.includes(error.status)) {
+      throw new Error(`${code} is declared under ${statuses.join(', ')}, answered with ${error.status}`);
+    }
+    return [code, { summary: `${error.status}: ${error.message}`, value: exampleBody(error) }] as const;
   });
+  const meaning = (status: number) =>
+    `${STATUS_DESCRIPTIONS[status] ?? 'Error'}: ${codes
+      .filter((code) => ERROR_EXAMPLES[code as keyof typeof ERROR_EXAMPLES].status === status)
+      .map((code) => `\`${code}\``)
+      .join(', ')}`;
   return {
-    description: `${STATUS_DESCRIPTIONS[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`,
-    headers: headersOf(status, rateLimited),
+    description:
+      statuses.length === 1
+        ? meaning(statuses[0])
+        : `What any route can answer:\n${statuses.map((status) => `- ${status} ${meaning(status)}`).join('\n')}`,
+    headers,
     content: {
       'application/json': {
         schema: { $ref: getSchemaPath(ErrorResponseDto) },
