@@ -498,13 +498,29 @@ describe('Documents API', () => {
         'status',
       ].sort(),
     );
+    // A failed document's item says why, as get-document does: no request per document to find out.
+    const got = await t.http
+      .get(`${documents(listed)}/${bad.body.document_id}`)
+      .set(bearer(key))
+      .expect(200);
+    expect(got.body.error).toMatchObject({ code: 'invalid_pdf', details: { reason: 'encrypted' } });
+    expect(all.body.documents[0]).toEqual({
+      document_id: bad.body.document_id,
+      dataset_id: listed,
+      filename: 'locked.pdf',
+      size_bytes: expect.any(Number),
+      status: 'failed',
+      created_at: expect.any(String),
+      metadata: {},
+      error: got.body.error,
+    });
     const failed = await t.http
       .get(documents(listed))
       .query({ status: 'failed' })
       .set(bearer(key))
       .expect(200);
-    expect(failed.body.documents.map((d: { document_id: string }) => d.document_id)).toEqual([
-      bad.body.document_id,
+    expect(failed.body.documents).toEqual([
+      expect.objectContaining({ document_id: bad.body.document_id, error: got.body.error }),
     ]);
     await t.http.get(documents(listed)).query({ status: 'done' }).set(bearer(key)).expect(400);
   });
@@ -833,6 +849,10 @@ describe('API-only process (ROLE=api)', () => {
         .get(`/v1/datasets/${datasetId}/documents/${response.body.document_id}`)
         .set(bearer(key));
       expect(stored.body).toMatchObject({ status: 'processing', progress: { stage: 'upload', percent: 0 } });
+      const listed = await t.http.get(`/v1/datasets/${datasetId}/documents`).set(bearer(key)).expect(200);
+      expect(listed.body.documents).toEqual([
+        expect.objectContaining({ status: 'processing', progress: { stage: 'upload', percent: 0 } }),
+      ]);
     } finally {
       await t.close();
     }

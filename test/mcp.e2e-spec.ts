@@ -22,6 +22,8 @@ interface Result {
   url: string;
   page: number | null;
   chunk_index: number;
+  char_start: number;
+  char_end: number;
   score: number;
   content: string;
   metadata: Record<string, unknown>;
@@ -80,6 +82,10 @@ function post(t: TestApp, path: string, body: unknown, headers: Record<string, s
 /** The tools offered to any caller; writing needs credentials. */
 const READ_TOOLS = ['search', 'batch_search', 'list_datasets', 'list_documents', 'fetch'];
 
+const GUIDE =
+  'To install the router, connect the antenna and press the reset button for ten seconds.\n\n' +
+  'The warranty covers water damage for two years.';
+
 const INITIALIZE = {
   jsonrpc: '2.0',
   id: 1,
@@ -115,9 +121,7 @@ describe('MCP endpoint', () => {
       .post(`/v1/datasets/${manuals}/documents`)
       .set(bearer(key))
       .send({
-        content:
-          'To install the router, connect the antenna and press the reset button for ten seconds.\n\n' +
-          'The warranty covers water damage for two years.',
+        content: GUIDE,
         metadata: { title: 'Router guide', category: 'guide', url: 'https://example.com/router' },
       })
       .expect(201);
@@ -188,9 +192,24 @@ describe('MCP endpoint', () => {
         url: 'https://example.com/router',
         page: null,
         chunk_index: 0,
+        char_start: 0,
+        char_end: GUIDE.length,
         metadata: { category: 'guide' },
       });
-      expect(results[0].content).toContain('press the reset button');
+      expect(results[0].content).toBe(GUIDE);
+      // The REST result names the same source.
+      const [source] = rest.body.results as Result[];
+      for (const field of [
+        'document_id',
+        'title',
+        'filename',
+        'page',
+        'chunk_index',
+        'char_start',
+        'char_end',
+      ]) {
+        expect([field, results[0][field as keyof Result]]).toEqual([field, source[field as keyof Result]]);
+      }
 
       // min_score leaves out what scores below it; no result of a three-word query reaches 1.
       const strict = structured<{ results: Result[] }>(
@@ -222,6 +241,15 @@ describe('MCP endpoint', () => {
       expect(hit.page).toBeGreaterThanOrEqual(1);
       expect(hit.page).toBeLessThanOrEqual(4);
       expect(hit.url).toBe(`${t.url}/v1/datasets/${manuals}/documents/${pdfId}`);
+      expect(hit.char_end - hit.char_start).toBe(hit.content.length);
+      // fetch at the result's offset reads the document's text from the passage on.
+      const from = structured<Fetched>(
+        await client.callTool({
+          name: 'fetch',
+          arguments: { id: pdfId, offset: hit.char_start, max_characters: hit.content.length },
+        }),
+      );
+      expect(from.text).toBe(hit.content);
     });
 
     it('fetches a result with the passages around it, and a whole document a page at a time', async () => {
@@ -283,7 +311,16 @@ describe('MCP endpoint', () => {
         ),
       );
       expect(answer.results.map((r) => r.query)).toEqual(['warranty', 'antenna', 'meaning']);
-      expect(answer.results[0].results[0].title).toBe('Router guide');
+      expect(answer.results[0].results[0]).toMatchObject({
+        title: 'Router guide',
+        document_id: guideId,
+        chunk_index: 0,
+        char_start: 0,
+        char_end: GUIDE.length,
+        metadata: { category: 'guide' },
+      });
+      const meaning = answer.results[2].results.find((r) => r.document_id === pdfId)!;
+      expect(meaning).toMatchObject({ filename: 'pdflatex-4-pages.pdf', page: expect.any(Number) });
       expect(progress).toEqual([1, 2, 3]);
     });
 
@@ -456,6 +493,35 @@ describe('MCP endpoint', () => {
       const { resources } = await client.listResources();
       expect(resources.map((r) => r.uri)).toEqual([`dataset://${openData}`]);
       await client.close();
+    });
+
+    it("lists a failed document with why it failed, in list_documents and the dataset's resource", async () => {
+      const upload = await t.http
+        .post(`/v1/datasets/${elsewhere}/documents`)
+        .set(bearer(otherKey))
+        .attach('file', readFileSync(`${FIXTURES}/pdf/encrypted-password.pdf`), 'locked.pdf')
+        .expect(201);
+      const failedId = upload.body.document_id as string;
+      const stored = await waitForDocument(t.http, otherKey, elsewhere, failedId);
+      expect(stored.error?.code).toBe('invalid_pdf');
+      const client = await connect(`${t.url}/v1/mcp/datasets/${elsewhere}`, otherKey.api_key);
+      try {
+        const listed = structured<{ documents: Record<string, unknown>[] }>(
+          await client.callTool({ name: 'list_documents', arguments: { status: 'failed' } }),
+        );
+        expect(listed.documents).toEqual([
+          expect.objectContaining({ document_id: failedId, title: 'locked.pdf', error: stored.error }),
+        ]);
+        const read = await client.readResource({ uri: `dataset://${elsewhere}` });
+        const { documents } = JSON.parse((read.contents[0] as { text: string }).text) as {
+          documents: { documents: Record<string, unknown>[] };
+        };
+        const failed = documents.documents.find((d) => d.document_id === failedId);
+        expect(failed).toMatchObject({ status: 'failed', error: stored.error });
+        expect(documents.documents.find((d) => d.document_id !== failedId)).not.toHaveProperty('error');
+      } finally {
+        await client.close();
+      }
     });
 
     it('asks for credentials at a private dataset, and serves it to its owner', async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createDataset, ingest, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
@@ -12,6 +13,12 @@ interface Result {
   score: number;
   document_id: string;
   metadata: Record<string, unknown>;
+  filename: string | null;
+  title: string | null;
+  chunk_index: number;
+  char_start: number;
+  char_end: number;
+  page: number | null;
   keyword_score?: number;
   keyword_rank?: number;
   semantic_score?: number;
@@ -398,12 +405,34 @@ describe('Keyword search (BM25)', () => {
     expect(after.get('acm')).toBe(before.get('acm'));
   });
 
-  it('returns the contract fields, a 0..1 score and a server-side query time', async () => {
+  it('returns the contract fields and the source, a 0..1 score and a server-side query time', async () => {
     const response = await query({ query: 'powerhouse of the cell' }).expect(200);
     expect(response.body.query_time_ms).toEqual(expect.any(Number));
     const [first] = response.body.results as Result[];
-    expect(Object.keys(first).sort()).toEqual(['chunk_id', 'content', 'document_id', 'metadata', 'score']);
-    expect(first).toMatchObject({ content: CORPUS[0], metadata: { n: 0 } });
+    expect(Object.keys(first)).toEqual([
+      'chunk_id',
+      'content',
+      'score',
+      'metadata',
+      'document_id',
+      'filename',
+      'title',
+      'chunk_index',
+      'char_start',
+      'char_end',
+      'page',
+    ]);
+    // Text sent as JSON, without a title: no file name, no title, one chunk of the whole text.
+    expect(first).toMatchObject({
+      content: CORPUS[0],
+      metadata: { n: 0 },
+      filename: null,
+      title: null,
+      chunk_index: 0,
+      char_start: 0,
+      char_end: CORPUS[0].length,
+      page: null,
+    });
     expect(first.score).toBeGreaterThan(0);
     expect(first.score).toBeLessThanOrEqual(1);
     expect(first.chunk_id).toMatch(/^chk_/);
@@ -503,20 +532,164 @@ describe('Keyword search (BM25)', () => {
     expect(response.body.code).toBe('dataset_not_found');
   });
 
+  describe('the source of each result', () => {
+    let own: string;
+    const ids = { text: '', file: '', titled: '', pdf: '' };
+    // Enough paragraphs for several overlapping chunks, with characters of two UTF-16 code units in
+    // each, and one paragraph alone naming Orinoco, far into the text.
+    const paragraphs = Array.from(
+      { length: 80 },
+      (_, i) =>
+        `Paragraph ${i} of the field notes: kestrels 🦅 hover over the meadows, watching for voles and ` +
+        'beetles in the grass below before they stoop, then rise again into the wind above the hedges.',
+    );
+    paragraphs[70] = 'The kestrel named Orinoco nested in the church tower for three summers.';
+    const text = paragraphs.join('\n\n');
+    const search = (body: object) =>
+      t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ dataset_id: own, ...body })
+        .expect(200)
+        .then((response) => response.body.results as Result[]);
+    const upload = async (name: string, content: Buffer, metadata: object) => {
+      const response = await t.http
+        .post(`/v1/datasets/${own}/documents`)
+        .set(bearer(key))
+        .field('metadata', JSON.stringify(metadata))
+        .attach('file', content, name)
+        .expect(201);
+      return response.body.document_id as string;
+    };
+
+    beforeAll(async () => {
+      own = await createDataset(t.http, key);
+      [ids.text] = await ingest(t, key, own, [{ content: text, metadata: { source: 'text' } }]);
+      ids.file = await upload('merlin-notes.md', Buffer.from('The merlin hunts small birds over moorland.'), {
+        source: 'file',
+      });
+      ids.titled = await upload('hobby.md', Buffer.from('The hobby catches dragonflies in flight.'), {
+        source: 'file',
+        title: 'Hobby falcons',
+      });
+      ids.pdf = await upload(
+        'pdflatex-4-pages.pdf',
+        await readFile('../shared/fixtures/pdf/pdflatex-4-pages.pdf'),
+        { source: 'pdf' },
+      );
+      for (const id of [ids.file, ids.titled, ids.pdf]) await waitForDocument(t.http, key, own, id);
+    }, 120_000);
+
+    it("places a chunk in the document's text: its index and the offsets its content lies at", async () => {
+      const [found] = await search({ query: 'Orinoco', limit: 1 });
+      expect(found).toMatchObject({ document_id: ids.text, filename: null, title: null, page: null });
+      expect(found.content).toContain('Orinoco');
+      expect(found.chunk_index).toBeGreaterThan(0);
+      expect(text.slice(found.char_start, found.char_end)).toBe(found.content);
+
+      const all = await search({ query: 'kestrels meadows', limit: 50, filters: { source: 'text' } });
+      expect(all.length).toBeGreaterThan(3);
+      const inOrder = [...all].sort((a, b) => a.chunk_index - b.chunk_index);
+      expect(inOrder.map((r) => r.chunk_index)).toEqual(inOrder.map((_, i) => i));
+      for (const [i, result] of inOrder.entries()) {
+        expect(text.slice(result.char_start, result.char_end)).toBe(result.content);
+        if (i > 0) expect(result.char_start).toBeGreaterThan(inOrder[i - 1].char_start);
+      }
+      expect(inOrder.at(-1)!.char_end).toBe(text.length);
+    });
+
+    it("titles a file by its name, and by its metadata's title when it has one", async () => {
+      const [merlin] = await search({ query: 'merlin moorland', limit: 1 });
+      expect(merlin).toMatchObject({
+        document_id: ids.file,
+        filename: 'merlin-notes.md',
+        title: 'merlin-notes.md',
+        chunk_index: 0,
+        char_start: 0,
+        char_end: 'The merlin hunts small birds over moorland.'.length,
+        page: null,
+      });
+      const [hobby] = await search({ query: 'dragonflies', limit: 1 });
+      expect(hobby).toMatchObject({ document_id: ids.titled, filename: 'hobby.md', title: 'Hobby falcons' });
+    });
+
+    it("cites a PDF's pages: each chunk on the page it was read from, its offsets in the pages' text", async () => {
+      // The fixture's four pages of blind text (../shared/fixtures/manifest.json) each end with their number.
+      const results = await search({
+        query: 'text information meaning language',
+        limit: 50,
+        filters: { source: 'pdf' },
+      });
+      const { body } = await t.http.get(`/v1/datasets/${own}/documents/${ids.pdf}`).set(bearer(key));
+      expect(results).toHaveLength(body.chunks_created);
+      const chunks = results.sort((a, b) => a.chunk_index - b.chunk_index);
+      expect(new Set(chunks.map((r) => r.page))).toEqual(new Set([1, 2, 3, 4]));
+      for (const [i, chunk] of chunks.entries()) {
+        expect(chunk).toMatchObject({ filename: 'pdflatex-4-pages.pdf', title: 'pdflatex-4-pages.pdf' });
+        expect(chunk.char_end - chunk.char_start).toBe(chunk.content.length);
+        const next = chunks[i + 1];
+        if (!next) {
+          expect(chunk.content.trimEnd().endsWith('4')).toBe(true);
+        } else if (next.page === chunk.page) {
+          // Chunks of one page follow each other, and agree on the text they share where they overlap.
+          expect(next.char_start).toBeGreaterThan(chunk.char_start);
+          const shared = chunk.content.slice(next.char_start - chunk.char_start);
+          expect(next.content.startsWith(shared)).toBe(true);
+        } else {
+          // The last chunk of a page ends with its number; the next page starts after a blank line.
+          expect(next.page).toBe(chunk.page! + 1);
+          expect(chunk.content.trimEnd().endsWith(String(chunk.page))).toBe(true);
+          expect(next.char_start).toBeGreaterThanOrEqual(chunk.char_end + 2);
+        }
+      }
+    });
+  });
+
   describe('batch', () => {
-    it('answers each query in order with chunk_id, content and score only', async () => {
+    it('answers each query in order with chunk_id, content, score and the source, without metadata', async () => {
+      const queries = ['mitosis', 'stock markets', 'ribosomes'];
       const response = await t.http
         .post('/v1/mcp/batch-query')
         .set(bearer(key))
-        .send({ dataset_id: datasetId, queries: ['mitosis', 'stock markets', 'ribosomes'], limit: 1 })
+        .send({ dataset_id: datasetId, queries, limit: 1 })
         .expect(200);
       expect(response.body.query_time_ms).toEqual(expect.any(Number));
-      const found = { chunk_id: expect.any(String), score: expect.any(Number) };
+      // The same documents as the single query finds.
+      const documentIds: string[] = [];
+      for (const q of queries) {
+        documentIds.push(
+          ((await query({ query: q, limit: 1 }).expect(200)).body.results as Result[])[0].document_id,
+        );
+      }
+      const found = (content: string, document_id: string) => ({
+        chunk_id: expect.any(String),
+        content,
+        score: expect.any(Number),
+        document_id,
+        filename: null,
+        title: null,
+        chunk_index: 0,
+        char_start: 0,
+        char_end: content.length,
+        page: null,
+      });
       expect(response.body.results).toEqual([
-        { query: 'mitosis', results: [{ ...found, content: CORPUS[1] }] },
-        { query: 'stock markets', results: [{ ...found, content: CORPUS[7] }] },
-        { query: 'ribosomes', results: [{ ...found, content: CORPUS[5] }] },
+        { query: 'mitosis', results: [found(CORPUS[1], documentIds[0])] },
+        { query: 'stock markets', results: [found(CORPUS[7], documentIds[1])] },
+        { query: 'ribosomes', results: [found(CORPUS[5], documentIds[2])] },
       ]);
+    });
+
+    it('keeps the source beside the explain fields, and still no metadata', async () => {
+      const response = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ dataset_id: datasetId, queries: ['mitosis'], limit: 1, explain: true })
+        .expect(200);
+      const [result] = response.body.results[0].results as Result[];
+      expect(result).toMatchObject({ content: CORPUS[1], document_id: expect.stringMatching(/^doc_/) });
+      expect(result).toMatchObject({ chunk_index: 0, keyword_rank: 1, score_basis: 'keyword' });
+      expect(result).not.toHaveProperty('metadata');
     });
 
     it('applies filters to every query', async () => {
@@ -1013,7 +1186,12 @@ describe('Hybrid search with controlled vectors', () => {
   it('shows each result with its document, whichever leg ranked it and however deep', async () => {
     // `relevant` is second in both legs: below the one result shown by either leg alone, first fused.
     const [top] = (await search({ limit: 1 }).expect(200)).body.results as Result[];
-    expect(top).toMatchObject({ content: docs.relevant, metadata: { name: 'relevant' } });
+    expect(top).toMatchObject({
+      content: docs.relevant,
+      metadata: { name: 'relevant' },
+      chunk_index: 0,
+      char_end: docs.relevant.length,
+    });
     for (const [mode, found] of [
       ['hybrid', 5],
       ['semantic', 5],
@@ -1025,6 +1203,9 @@ describe('Hybrid search with controlled vectors', () => {
         const name = Object.entries(docs).find(([, content]) => content === r.content)![0];
         expect(r.metadata).toEqual({ name });
         expect(r.document_id).toMatch(/^doc_/);
+        // The source, whichever statement read the row: the leg's, or the one after the fusion.
+        expect(r).toMatchObject({ filename: null, title: null, chunk_index: 0, char_start: 0, page: null });
+        expect(r.char_end).toBe(r.content.length);
       }
     }
   });

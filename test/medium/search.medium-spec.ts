@@ -44,6 +44,10 @@ describe('Search reads', () => {
   const documents: Record<'A' | 'B' | 'C', string> = { A: '', B: '', C: '' };
   /** Chunks by name: their seq and id. */
   const chunks: Record<string, { seq: string; id: string }> = {};
+  /** Chunks by name: their place in their document, as `chunksOf` lays them out. */
+  const places: Record<string, { ordinal: number; page: null; charStart: number; charEnd: number }> = {};
+  /** B was a file upload; A and C were sent as text. */
+  const filenames = { A: null, B: 'starch-notes.md', C: null };
   const metadata = {
     A: { category: 'guide', year: 2020 },
     B: { category: 'note', year: 2021, tags: ['biology'] },
@@ -75,6 +79,11 @@ describe('Search reads', () => {
     wide = await insertDataset(db.sql, account, { model: 'wide-model', dimensions: 4 });
     const write = async (dataset: DatasetRow, names: string[], vectors: number[][] | null, meta = {}) => {
       const id = await insertDocument(db.sql, dataset.id, { metadata: meta });
+      let at = 0;
+      for (const [ordinal, name] of names.entries()) {
+        places[name] = { ordinal, page: null, charStart: at, charEnd: at + contents[name].length };
+        at += contents[name].length + 1;
+      }
       await indexDocument(
         db.dataSource,
         index,
@@ -87,6 +96,7 @@ describe('Search reads', () => {
     documents.A = await write(main, ['a0', 'a1'], [at(0.1), at(0.4)], metadata.A);
     documents.B = await write(main, ['b0', 'b1'], [at(0.2), at(0.5)], metadata.B);
     documents.C = await write(main, ['c0'], null, metadata.C);
+    await db.sql.query(`UPDATE documents SET filename = $2 WHERE id = $1`, [documents.B, filenames.B]);
     // A document still processing with chunks: the state a search must never show.
     await db.sql.query(`UPDATE documents SET status = 'processing' WHERE id = $1`, [documents.C]);
     await write(other, ['e0'], [at(0)]);
@@ -104,12 +114,19 @@ describe('Search reads', () => {
     await db?.close();
   });
 
-  /** The row of a chunk as the repositories give it. */
+  /** The row of a chunk as the repositories give it, without its document's fields. */
   const row = (name: string, document: keyof typeof documents) => ({
     seq: chunks[name].seq,
     id: chunks[name].id,
     content: contents[name],
     documentId: documents[document],
+    ...places[name],
+  });
+  /** The row of a chunk with its document's fields. */
+  const fullRow = (name: string, document: keyof typeof documents) => ({
+    ...row(name, document),
+    metadata: metadata[document],
+    filename: filenames[document],
   });
   const versionOf = async (dataset: DatasetRow, term: string) =>
     (
@@ -244,8 +261,8 @@ describe('Search reads', () => {
       const rows = await repository.chunks(main.seq, [chunks.a0.seq, chunks.b1.seq, chunks.e0.seq]);
       expect(rows).toEqual(
         new Map([
-          [chunks.a0.seq, { ...row('a0', 'A'), metadata: metadata.A }],
-          [chunks.b1.seq, { ...row('b1', 'B'), metadata: metadata.B }],
+          [chunks.a0.seq, fullRow('a0', 'A')],
+          [chunks.b1.seq, fullRow('b1', 'B')],
         ]),
       );
       expect(await repository.chunks(main.seq, [])).toEqual(new Map());
@@ -268,7 +285,8 @@ describe('Search reads', () => {
         ['b0', 4],
         ['a1', 5],
       ]);
-      expect(rows[1]).toEqual({ ...row('a0', 'A'), metadata: metadata.A, rank: 3 });
+      expect(rows[1]).toEqual({ ...fullRow('a0', 'A'), rank: 3 });
+      expect(rows[0]).toEqual({ ...fullRow('b1', 'B'), rank: 1 });
     });
 
     it('stops at the limit', async () => {
@@ -338,8 +356,8 @@ describe('Search reads', () => {
       async (_how, exact) => {
         const { hits, plans } = await nearestWithPlans({ exact });
         expect(hits).toEqual([
-          { ...row('a0', 'A'), distance: expect.any(Number), metadata: metadata.A },
-          { ...row('b0', 'B'), distance: expect.any(Number), metadata: metadata.B },
+          { ...fullRow('a0', 'A'), distance: expect.any(Number) },
+          { ...fullRow('b0', 'B'), distance: expect.any(Number) },
           { ...row('a1', 'A'), distance: expect.any(Number) },
           { ...row('b1', 'B'), distance: expect.any(Number) },
         ]);
@@ -350,6 +368,32 @@ describe('Search reads', () => {
         expect(plans[0].includes('chunks_embedding_3_idx')).toBe(!exact);
       },
     );
+
+    it('looks up the documents of the first `shown` chunks only', async () => {
+      const plans: unknown[] = [];
+      const read: Read = async <T>(text: string, values?: unknown[]) => {
+        const explained = await db.sql.query<{ 'QUERY PLAN': unknown }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+          values,
+        );
+        plans.push(explained.rows[0]['QUERY PLAN']);
+        return (await db.sql.query(text, values)).rows as T[];
+      };
+      await repository.nearest(read, query({ shown: 1 }));
+      /** The nodes of a plan that read `documents`, with how often each ran and the rows it found. */
+      const reads = (node: unknown): { loops: number; rows: number }[] => {
+        const plan = node as { 'Relation Name'?: string; 'Actual Loops': number; 'Actual Rows': number };
+        const children = (node as { Plans?: unknown[] }).Plans ?? [];
+        const own =
+          plan['Relation Name'] === 'documents'
+            ? [{ loops: plan['Actual Loops'], rows: plan['Actual Rows'] }]
+            : [];
+        return [...own, ...children.flatMap(reads)];
+      };
+      expect(plans).toHaveLength(1);
+      // One document read, once, for the four chunks found: the others' lookups never started.
+      expect(reads((plans[0] as { Plan: unknown }[])[0].Plan)).toEqual([{ loops: 1, rows: 1 }]);
+    });
 
     it('gives at most `candidates` chunks', async () => {
       expect(named(await repository.nearest(reads.statements(), query({ candidates: 3 })))).toEqual([

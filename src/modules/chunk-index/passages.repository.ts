@@ -3,17 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { type TextChunk, textFrom, type TextStretch } from 'src/modules/chunk-index/document-text.js';
 
-/** Where a search result's chunk lies: its document and its place there. */
-export interface ChunkPlace {
-  documentId: string;
-  datasetId: string;
-  filename: string | null;
-  /** The chunk's place in its document, 0 first. */
-  ordinal: number;
-  /** Page or slide, for formats that have them. */
-  page: number | null;
-}
-
 export interface PlacedChunk extends TextChunk {
   id: string;
   documentId: string;
@@ -25,45 +14,13 @@ export interface PlacedChunk extends TextChunk {
 const CHUNKS_PER_READ = 32;
 
 /**
- * Chunks read as passages of their documents, for citing and reading them: where a search result lies,
- * the passages around it, and a document's text, which is kept only as its chunks. Callers check that
+ * Chunks read as passages of their documents, for reading them: the passages around a search result,
+ * and a document's text, which is kept only as its chunks. Callers check that
  * the caller may see the document (its dataset) first, as every read by id here is by document or chunk.
  */
 @Injectable()
 export class PassagesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /** The places of the given chunks; a chunk deleted since it was found is left out. */
-  async chunkPlaces(chunkIds: string[]): Promise<Map<string, ChunkPlace>> {
-    if (chunkIds.length === 0) return new Map();
-    const rows = await this.db.query<
-      {
-        id: string;
-        document_id: string;
-        dataset_id: string;
-        filename: string | null;
-        ordinal: number;
-        page: number | null;
-      }[]
-    >(
-      `SELECT c.id, c.document_id, d.dataset_id, d.filename, c.ordinal, c.page
-         FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE c.id = ANY($1)`,
-      [chunkIds],
-    );
-    return new Map(
-      rows.map((row) => [
-        row.id,
-        {
-          documentId: row.document_id,
-          datasetId: row.dataset_id,
-          filename: row.filename,
-          ordinal: row.ordinal,
-          page: row.page,
-        },
-      ]),
-    );
-  }
 
   /** The dataset and document of a chunk, or null for an unknown chunk. */
   async chunkOwner(

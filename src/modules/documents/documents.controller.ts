@@ -58,14 +58,29 @@ export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto
   };
 }
 
+/** Where a document's processing stands: its progress while processing, the error once failed. */
+function processingState(document: DocumentEntity): Pick<DocumentResponseDto, 'progress' | 'error'> {
+  return {
+    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
+    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
+  };
+}
+
+/**
+ * A list item: the contract's fields with the processing state, so that one list shows why each
+ * failed document failed, rather than one request per document.
+ */
+export function toDocumentListItem(document: DocumentEntity): DocumentResponseDto {
+  return { ...toDocumentSummary(document), ...processingState(document) };
+}
+
 /** The full document: processing facts, progress while processing, the error once failed. */
 export function toDocumentResponse(document: DocumentEntity): DocumentResponseDto {
   return {
     ...toDocumentSummary(document),
     ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
     ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
-    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
-    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
+    ...processingState(document),
   };
 }
 
@@ -211,7 +226,7 @@ export class DocumentsController {
   @ApiOperation({
     operationId: 'listDocuments',
     summary: 'List the documents of a dataset',
-    description: 'Newest first.',
+    description: 'Newest first, each with its `progress` while processing and its `error` once failed.',
   })
   @ApiOkResponse({ type: DocumentListResponseDto })
   @ApiErrors([400, 401, 403, 404, 429], { 400: ['validation_error'], 404: ['dataset_not_found'] })
@@ -221,7 +236,7 @@ export class DocumentsController {
     @Query() query: ListDocumentsQueryDto,
   ): Promise<DocumentListResponseDto> {
     const page = await this.documents.list(caller, datasetId, query);
-    return listEnvelope('documents', { items: page.items.map(toDocumentSummary), total: page.total }, query);
+    return listEnvelope('documents', { items: page.items.map(toDocumentListItem), total: page.total }, query);
   }
 
   @Get(':document_id')

@@ -4,7 +4,7 @@ import { type AccountPrincipal, isAuthenticated, type Principal } from 'src/modu
 import { documentTitle } from 'src/modules/chunk-index/document-context.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
-import { toDocumentSummary } from 'src/modules/documents/documents.controller.js';
+import { toDocumentListItem, toDocumentSummary } from 'src/modules/documents/documents.controller.js';
 
 /** What one request to an MCP endpoint is served with. */
 export interface McpContext {
@@ -46,6 +46,14 @@ export function urlOf(
 export function documentSummary(document: DocumentEntity) {
   return {
     ...toDocumentSummary(document),
+    title: titleOf(document.metadata, document.filename, document.id),
+  };
+}
+
+/** A document as lists show it: as REST lists it (its progress, or why it failed), with its title. */
+export function documentListItem(document: DocumentEntity) {
+  return {
+    ...toDocumentListItem(document),
     title: titleOf(document.metadata, document.filename, document.id),
   };
 }

@@ -24,7 +24,14 @@ import {
   ListDocumentsToolDto,
   SearchToolDto,
 } from 'src/modules/mcp/dto/tools.dto.js';
-import { accountOf, documentSummary, type McpContext, titleOf, urlOf } from 'src/modules/mcp/mcp-context.js';
+import {
+  accountOf,
+  documentListItem,
+  documentSummary,
+  type McpContext,
+  titleOf,
+  urlOf,
+} from 'src/modules/mcp/mcp-context.js';
 import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
 import { type ToolDefinition, type ToolName, TOOLS } from 'src/modules/mcp/tool-definitions.js';
 import type { SearchResultDto } from 'src/modules/search/dto/search.dto.js';
@@ -41,8 +48,8 @@ const validation = new AppValidationPipe();
 
 /**
  * The tools. They call the services the REST routes call, with the request's caller, so they see,
- * refuse and count exactly what the REST API does; what REST does not read (chunks' places, documents'
- * text) comes from `PassagesRepository`, once the caller is known to see the document.
+ * refuse and count exactly what the REST API does; what REST does not read (the passages around a
+ * result, documents' text) comes from `PassagesRepository`, once the caller is known to see the document.
  */
 @Injectable()
 export class McpToolsService {
@@ -102,8 +109,10 @@ export class McpToolsService {
     const started = performance.now();
     const request = await this.validated(SearchToolDto, args, context);
     const results = await this.search.query(context.caller, { ...request, explain: false });
-    const [shown] = await this.placed(context, [results]);
-    return { results: shown, query_time_ms: Math.round(performance.now() - started) };
+    return {
+      results: results.map((result) => cited(context, request.dataset_id, result)),
+      query_time_ms: Math.round(performance.now() - started),
+    };
   }
 
   private async batchSearchTool(
@@ -117,12 +126,11 @@ export class McpToolsService {
     const answers = await this.search.batch(context.caller, { ...request, explain: false }, (done) =>
       call.progress?.(done, total, `${done} of ${total} queries answered`),
     );
-    const shown = await this.placed(
-      context,
-      answers.map((answer) => answer.results),
-    );
     return {
-      results: answers.map((answer, i) => ({ query: answer.query, results: shown[i] })),
+      results: answers.map(({ query, results }) => ({
+        query,
+        results: results.map((result) => cited(context, request.dataset_id, result)),
+      })),
       query_time_ms: Math.round(performance.now() - started),
     };
   }
@@ -146,7 +154,7 @@ export class McpToolsService {
   private async listDocumentsTool(context: McpContext, args: Record<string, unknown>): Promise<Structured> {
     const query = await this.validated(ListDocumentsToolDto, args, context);
     const page = await this.documents.list(context.caller, query.dataset_id, query);
-    return listEnvelope('documents', { items: page.items.map(documentSummary), total: page.total }, query);
+    return listEnvelope('documents', { items: page.items.map(documentListItem), total: page.total }, query);
   }
 
   private async addDocumentTool(context: McpContext, args: Record<string, unknown>): Promise<Structured> {
@@ -238,37 +246,6 @@ export class McpToolsService {
   }
 
   /**
-   * Search results with what an agent needs to cite them: each chunk's document, title, link and
-   * place, read for all the lists in one statement. A chunk deleted since it was found is left out.
-   */
-  private async placed(context: McpContext, lists: SearchResultDto[][]): Promise<Structured[][]> {
-    const places = await this.passages.chunkPlaces(lists.flat().map((result) => result.chunk_id));
-    return lists.map((results) =>
-      results.flatMap((result) => {
-        const place = places.get(result.chunk_id);
-        if (!place) return [];
-        const metadata = result.metadata ?? {};
-        return [
-          {
-            id: result.chunk_id,
-            chunk_id: result.chunk_id,
-            document_id: place.documentId,
-            dataset_id: place.datasetId,
-            title: titleOf(metadata, place.filename, place.documentId),
-            filename: place.filename,
-            url: urlOf(context.base, metadata, place.datasetId, place.documentId),
-            page: place.page,
-            chunk_index: place.ordinal,
-            score: result.score,
-            content: result.content,
-            metadata,
-          },
-        ];
-      }),
-    );
-  }
-
-  /**
    * A tool's arguments validated as the REST route validates its body. On a per-dataset endpoint the
    * URL names the dataset, and an argument naming one is refused rather than ignored.
    */
@@ -285,6 +262,30 @@ export class McpToolsService {
     }
     return (await validation.transform(body, { type: 'body', metatype: dto })) as T;
   }
+}
+
+/**
+ * A search result with what an agent needs to cite it: its document, title and link, and its place
+ * there, all read by the search itself; `id` is the chunk's, which `fetch` takes.
+ */
+function cited(context: McpContext, datasetId: string, result: SearchResultDto): Structured {
+  const metadata = result.metadata ?? {};
+  return {
+    id: result.chunk_id,
+    chunk_id: result.chunk_id,
+    document_id: result.document_id,
+    dataset_id: datasetId,
+    title: titleOf(metadata, result.filename, result.document_id),
+    filename: result.filename,
+    url: urlOf(context.base, metadata, datasetId, result.document_id),
+    page: result.page,
+    chunk_index: result.chunk_index,
+    char_start: result.char_start,
+    char_end: result.char_end,
+    score: result.score,
+    content: result.content,
+    metadata,
+  };
 }
 
 /** The contract's error as a tool result: the same body the REST API answers, as text. */

@@ -27,7 +27,7 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { toDatasetResponse } from 'src/modules/datasets/datasets.controller.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
-import { accountOf, documentSummary, type McpContext } from 'src/modules/mcp/mcp-context.js';
+import { accountOf, documentListItem, type McpContext } from 'src/modules/mcp/mcp-context.js';
 import { McpToolsService, type ToolCall } from 'src/modules/mcp/mcp-tools.service.js';
 import { asMcpError, RESOURCE_NOT_FOUND } from 'src/modules/mcp/mcp.errors.js';
 
@@ -165,7 +165,7 @@ export class McpService {
       ...toDatasetResponse(dataset),
       documents: listEnvelope(
         'documents',
-        { items: documents.items.map(documentSummary), total: documents.total },
+        { items: documents.items.map(documentListItem), total: documents.total },
         query,
       ),
     });

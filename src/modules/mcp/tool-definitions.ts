@@ -103,13 +103,24 @@ const RESULT: Schema = object(
   {
     id: { type: 'string', description: 'The chunk id; fetch it to read it with the text around it' },
     chunk_id: { type: 'string' },
-    document_id: { type: 'string' },
+    document_id: {
+      type: 'string',
+      description: 'The document the passage comes from; fetch it to read it all',
+    },
     dataset_id: { type: 'string' },
     title: { type: 'string', description: "The document's metadata title, else its filename, else its id" },
-    filename: NULLABLE_STRING,
+    filename: { ...NULLABLE_STRING, description: "The document's file name; null for text sent as such" },
     url: { type: 'string', description: "The document's metadata url, else its address in this API" },
-    page: { type: ['integer', 'null'], description: 'Page or slide, for formats that have them' },
-    chunk_index: { type: 'integer', description: "The chunk's place in its document, 0 first" },
+    page: {
+      type: ['integer', 'null'],
+      description: 'Page (PDF) or slide (PPTX), 1 first; null for other formats',
+    },
+    chunk_index: { type: 'integer', description: "The passage's place in its document, 0 first" },
+    char_start: {
+      type: 'integer',
+      description: "Where the passage starts in the document's text: fetch the document with this offset",
+    },
+    char_end: { type: 'integer', description: 'Where the passage ends in the same text (exclusive)' },
     score: {
       type: 'number',
       minimum: 0,
@@ -130,6 +141,8 @@ const RESULT: Schema = object(
     'url',
     'page',
     'chunk_index',
+    'char_start',
+    'char_end',
     'score',
     'content',
     'metadata',
@@ -164,6 +177,16 @@ const DOCUMENT: Schema = {
     chunks_created: { type: 'integer' },
     created_at: { type: 'string' },
     metadata: FREE_OBJECT,
+    progress: {
+      type: 'object',
+      properties: { stage: { type: 'string' }, percent: { type: 'integer' } },
+      description: 'While processing: the stage under way and how far it is',
+    },
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' }, details: FREE_OBJECT },
+      description: 'When failed: why, with a code',
+    },
   },
   required: ['document_id', 'dataset_id', 'title', 'status', 'created_at', 'metadata'],
 };
@@ -199,8 +222,9 @@ export const TOOLS: readonly ToolDefinition[] = [
       title: 'Search documents',
       description:
         `Hybrid search (meaning and keywords) over the documents of ${fixed ? 'this dataset' : 'a dataset'}. ` +
-        'Returns the best passages, each with its document title, page and a relevance score (0.9+ excellent, ' +
-        '0.7-0.9 good, below 0.5 weak). Fetch a result by its id to read the text around it.',
+        'Returns the best passages, each with its source to cite (document title, page, place in the document) and ' +
+        'a relevance score (0.9+ excellent, 0.7-0.9 good, below 0.5 weak). Fetch a result by its id to read the text ' +
+        'around it.',
       inputSchema: input(fixed, { query: QUERY, ...SEARCH_OPTIONS }, ['query']) as Tool['inputSchema'],
       outputSchema: object(
         { results: { type: 'array', items: RESULT }, query_time_ms: { type: 'integer' } },
@@ -288,7 +312,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     anonymous: true,
     describe: (fixed) => ({
       title: 'List documents',
-      description: `The documents of ${fixed ? 'this dataset' : 'a dataset'}, newest first, with their processing status.`,
+      description:
+        `The documents of ${fixed ? 'this dataset' : 'a dataset'}, newest first, with their processing status: ` +
+        'the progress of those processing, and the error of those that failed.',
       inputSchema: input(
         fixed,
         {

@@ -6,7 +6,11 @@ const row = (seq: string, metadata?: Record<string, unknown>): ChunkRow => ({
   id: `chk_${seq}`,
   content: `chunk ${seq}`,
   documentId: `doc_${seq}`,
-  ...(metadata ? { metadata } : {}),
+  ordinal: Number(seq),
+  page: null,
+  charStart: 10 * Number(seq),
+  charEnd: 10 * Number(seq) + 7,
+  ...(metadata ? { metadata, filename: `file-${seq}.pdf` } : {}),
 });
 
 const hit = (seq: string, score: number, withRow?: 'row' | 'metadata', relevance = 0.5): LegHit => ({
@@ -90,12 +94,16 @@ describe('withRows', () => {
       { seq: '2', read: true },
       { seq: '3', read: true },
     ]);
+    expect(top.map(({ row }) => [row.filename, row.charStart])).toEqual([
+      ['file-2.pdf', 20],
+      ['file-3.pdf', 30],
+    ]);
 
     const alone = reader([]);
     const first = fuse({ semantic: [hit('1', 0.9, 'metadata')], keyword: [hit('5', 9, 'metadata')] });
-    expect((await withRows(first, 2, alone.read)).map(({ row }) => row.metadata)).toEqual([
-      { seq: '1' },
-      { seq: '5' },
+    expect((await withRows(first, 2, alone.read)).map(({ row }) => [row.metadata, row.filename])).toEqual([
+      [{ seq: '1' }, 'file-1.pdf'],
+      [{ seq: '5' }, 'file-5.pdf'],
     ]);
     expect(alone.asked).toEqual([]);
   });

@@ -3,14 +3,15 @@ import type { ChunkRow, LegHit } from 'src/modules/search/search.types.js';
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;
 
-type CompleteRow = ChunkRow & { metadata: Record<string, unknown> };
+/** A chunk's row with what a result shows of its document. */
+export type CompleteRow = ChunkRow & { metadata: Record<string, unknown>; filename: string | null };
 
 /** What a result's score is: a leg's relevance, the reranker's, or that of a stronger result below it. */
 export type ScoreBasis = 'keyword' | 'semantic' | 'rerank' | 'result_below';
 
 export interface Fused {
   chunkSeq: string;
-  /** The chunk's row, from whichever leg read it: a row with its document's metadata if any did. */
+  /** The chunk's row, from whichever leg read it: a row with its document's fields if any did. */
   row?: ChunkRow;
   /** Σ 1/(k + rank) over the legs that ranked it: the ranking. */
   rrf: number;
@@ -78,7 +79,7 @@ export function fusionScore(rrf: number, legs: number): number {
 
 /**
  * The first `count` of the ranked entries whose chunks still exist, with their rows and their
- * documents' metadata, in order. Each leg brings the rows of the hits that can be shown (see
+ * documents' metadata and file names, in order. Each leg brings the rows of the hits that can be shown (see
  * `SearchService.search`); a chunk that both legs ranked below them can still come first in the
  * fusion, and its row is read here with `read`, as is that of a chunk whose row its leg found
  * deleted. A chunk deleted since it was ranked is left out, and the next entries take its place.
@@ -97,7 +98,12 @@ export async function withRows<T extends Fused>(
       missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map<string, ChunkRow>();
     for (const entry of round) {
       const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
-      if (row) complete.push({ ...entry, row: { ...row, metadata: row.metadata ?? {} } });
+      if (row) {
+        complete.push({
+          ...entry,
+          row: { ...row, metadata: row.metadata ?? {}, filename: row.filename ?? null },
+        });
+      }
     }
   }
   return complete;

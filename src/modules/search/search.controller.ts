@@ -11,6 +11,7 @@ import {
   DATASET_ID_PLACEHOLDER,
   QueryDto,
   QueryResponseDto,
+  type SearchResultDto,
 } from 'src/modules/search/dto/search.dto.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { SearchService } from 'src/modules/search/search.service.js';
@@ -72,7 +73,9 @@ export class SearchController {
     description:
       'Vector similarity and BM25, ordered by reciprocal rank fusion (k = 60). `score` says how well a result answers ' +
       'the query, the same scale for every query: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 moderate, below 0.5 weak; ' +
-      '`min_score` leaves out weaker results. Public datasets can be searched without credentials.',
+      '`min_score` leaves out weaker results. Each result names its source for citing: the document, its title and ' +
+      'file name, and the place of the chunk (index, character offsets, page). Public datasets can be searched ' +
+      'without credentials.',
   })
   @ApiBody({ type: QueryDto, examples: queryExamples({ query: 'how do I install on linux?' }) })
   @ApiOkResponse({ type: QueryResponseDto })
@@ -94,7 +97,9 @@ export class SearchController {
   @ApiOperation({
     operationId: 'batchSearchDataset',
     summary: 'Several queries in one dataset, in parallel',
-    description: 'Up to 10 queries; results in query order. Filters, mode and rerank apply to every query.',
+    description:
+      'Up to 10 queries; results in query order. Filters, mode and rerank apply to every query. Each result ' +
+      "carries its source (document, title, place) as a single query's does, but not the document's metadata.",
   })
   @ApiBody({
     type: BatchQueryDto,
@@ -111,22 +116,17 @@ export class SearchController {
   ): Promise<BatchQueryResponseDto> {
     const started = performance.now();
     const answers = await this.search.batch(caller, body);
-    const results = answers.map(({ query, results }) => ({
-      query,
-      results: results.map(({ chunk_id, content, score, ...rest }) => ({
-        chunk_id,
-        content,
-        score,
-        ...(body.explain ? withoutDocumentFields(rest) : {}),
-      })),
-    }));
+    const results = answers.map(({ query, results }) => ({ query, results: results.map(withoutMetadata) }));
     return { results, query_time_ms: Math.round(performance.now() - started) };
   }
 }
 
-/** Batch results carry no metadata or document id (the contract); explain fields stay. */
-function withoutDocumentFields(rest: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(rest).filter(([key]) => key !== 'metadata' && key !== 'document_id'),
-  );
+/**
+ * Batch results carry no metadata (the contract), but do carry their source, document and place,
+ * so that each can be cited without another request (docs/decisions.md, Search results).
+ */
+function withoutMetadata(result: SearchResultDto): SearchResultDto {
+  const shown = { ...result };
+  delete shown.metadata;
+  return shown;
 }

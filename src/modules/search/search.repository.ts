@@ -4,9 +4,12 @@ import { type ParsedFilter, renderFilter } from 'src/modules/search/filters.js';
 import type { ChunkRow } from 'src/modules/search/search.types.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 
-const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId"`;
+const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId", c.ordinal, c.page,
+  c.char_start AS "charStart", c.char_end AS "charEnd"`;
+/** What a result shows of its chunk's document, read with the chunk (`ChunkRow.metadata`). */
+const DOCUMENT_COLUMNS = `d.metadata, d.filename`;
 
-/** A chunk near the query vector, with its distance, and its document's metadata when asked for. */
+/** A chunk near the query vector, with its distance, and its document's metadata and name when asked for. */
 export interface NearChunk extends ChunkRow {
   distance: number;
 }
@@ -33,11 +36,11 @@ function vectorParam(vector: number[]): Buffer {
 export class SearchRepository {
   constructor(private readonly reads: SearchReads) {}
 
-  /** The dataset's chunks' rows, with their document's id and metadata. */
+  /** The dataset's chunks' rows, with their document's id, metadata and file name. */
   async chunks(datasetSeq: string, seqs: string[], deadline?: AbortSignal): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
     const rows = await this.reads.statements(deadline)<ChunkRow>(
-      `SELECT ${CHUNK_COLUMNS}, d.metadata
+      `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}
          FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE c.seq = ANY($2::bigint[]) AND c.dataset_seq = $1`,
       [datasetSeq, seqs],
@@ -61,7 +64,7 @@ export class SearchRepository {
     // filter it expects to pass few, the planner may start instead from the documents that pass,
     // found through their index, and join their chunks to the list.
     return read(
-      `SELECT ${CHUNK_COLUMNS}, d.metadata, r.rank::int4 AS rank
+      `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}, r.rank::int4 AS rank
          FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
          JOIN chunks c ON c.seq = r.seq
          JOIN documents d ON d.id = c.document_id
@@ -74,7 +77,8 @@ export class SearchRepository {
 
   /**
    * The dataset's `candidates` chunks nearest to `vector` by cosine distance, nearest first (then by
-   * chunk), of ready documents passing the filter; the first `shown` carry their document's metadata.
+   * chunk), of ready documents passing the filter; the first `shown` carry their document's metadata
+   * and file name.
    * `exact` scans the dataset's rows; otherwise the HNSW index of the dimension is walked (with the
    * iterative scan of the session's settings, see `SearchPool`). Empty when the dataset is no longer
    * embedded by `model`, or is being re-embedded.
@@ -106,9 +110,12 @@ export class SearchRepository {
     const order = exact
       ? 'c.embedding <=> $2::vector'
       : `(c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})`;
-    const rows = await read<NearChunk & { metadata: ChunkRow['metadata'] | null }>(
-      `SELECT r.seq, r.id, r.content, r."documentId", r.distance,
-              CASE WHEN r.rank <= $4 THEN (SELECT m.metadata FROM documents m WHERE m.id = r."documentId") END AS metadata
+    // The documents of the first `shown` only are read: OFFSET 0 keeps the lateral subquery a
+    // subquery, whose rank condition becomes a one-time filter before its index lookup (pulled up
+    // into a join, the condition would be checked after the lookup).
+    const rows = await read<NearChunk & { metadata: ChunkRow['metadata'] | null; filename: string | null }>(
+      `SELECT r.seq, r.id, r.content, r."documentId", r.ordinal, r.page, r."charStart", r."charEnd",
+              r.distance, m.metadata, m.filename
          FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
                  FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
                          FROM chunks c ${documents}
@@ -116,13 +123,15 @@ export class SearchRepository {
                           AND EXISTS (SELECT FROM datasets s
                                        WHERE s.seq = $1 AND s.embedding_model = $${modelParam} AND NOT s.reembedding)
                         ORDER BY ${order}
-                        LIMIT $3) n) r`,
+                        LIMIT $3) n) r
+         LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
+                             WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
       [datasetSeq, vectorParam(vector), candidates, shown, ...params, model],
     );
     // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
     return rows
       .sort((a, b) => a.distance - b.distance || Number(a.seq) - Number(b.seq))
-      .map(({ metadata, ...row }) => (metadata === null ? row : { ...row, metadata }));
+      .map(({ metadata, filename, ...row }) => (metadata === null ? row : { ...row, metadata, filename }));
   }
 
   /** The chunks of all datasets embedded at `dimensions`: those the dimension's HNSW index holds. */

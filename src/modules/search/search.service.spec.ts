@@ -70,7 +70,12 @@ const row = (seq: string): ChunkRow => ({
   id: `chk_${seq}`,
   content: `passage ${seq}`,
   documentId: 'doc_1',
+  ordinal: Number(seq),
+  page: null,
+  charStart: 0,
+  charEnd: 10,
   metadata: {},
+  filename: null,
 });
 
 describe('SearchService', () => {

@@ -18,9 +18,10 @@ import type {
 import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { fuse, fusionScore, withRows } from 'src/modules/search/fusion.js';
+import { fuse, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { round, toResult } from 'src/modules/search/search-results.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
@@ -251,36 +252,7 @@ export class SearchService {
     const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
     const top = await withRows(kept, options.limit, read);
     const legs = Number(useSemantic) + Number(useKeyword);
-    return top.map((entry) => {
-      const { row } = entry;
-      const result: SearchResultDto = {
-        chunk_id: row.id,
-        content: row.content,
-        score: round(entry.score),
-        metadata: row.metadata,
-        document_id: row.documentId,
-      };
-      if (options.explain) {
-        result.score_basis = entry.basis;
-        if (legs === 2) result.fusion_score = round(fusionScore(entry.rrf, legs));
-        if (entry.semantic)
-          Object.assign(result, {
-            semantic_score: round(entry.semantic.score),
-            semantic_rank: entry.semantic.rank,
-            semantic_relevance: round(entry.semantic.relevance),
-          });
-        if (entry.keyword)
-          Object.assign(result, {
-            keyword_score: round(entry.keyword.score),
-            keyword_rank: entry.keyword.rank,
-            keyword_ceiling: round(entry.keyword.ceiling!),
-            keyword_terms: entry.keyword.terms,
-            keyword_relevance: round(entry.keyword.relevance),
-          });
-        if (entry.rerank !== undefined) result.rerank_score = round(entry.rerank);
-      }
-      return result;
-    });
+    return top.map((entry) => toResult(entry, { explain: options.explain, legs }));
   }
 
   /**
@@ -345,8 +317,4 @@ export class SearchService {
  */
 function givenUp(deadline: AbortSignal | undefined): Error | undefined {
   return deadline?.aborted ? (deadline.reason as Error) : undefined;
-}
-
-function round(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
 }

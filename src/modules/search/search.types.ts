@@ -1,13 +1,24 @@
 import type { ParsedFilter } from 'src/modules/search/filters.js';
 
-/** A chunk as a result shows it. */
+/** A chunk as a result shows it: its text, its place in its document and, once read, the document's. */
 export interface ChunkRow {
   seq: string;
   id: string;
   content: string;
   documentId: string;
-  /** The document's metadata; left out of vector hits ranked below the results shown (see `VectorLeg`). */
+  /** The chunk's place in its document, 0 first. */
+  ordinal: number;
+  /** Page or slide (1-based) of formats that have them. */
+  page: number | null;
+  /** Offsets in the document's extracted text (UTF-16 code units, see `Chunk` in the chunker). */
+  charStart: number;
+  charEnd: number;
+  /**
+   * The document's metadata and file name, read together; left out of vector hits ranked below the
+   * results shown (see `VectorLeg`).
+   */
   metadata?: Record<string, unknown>;
+  filename?: string | null;
 }
 
 /** What a leg is asked for. */

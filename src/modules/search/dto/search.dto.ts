@@ -144,11 +144,69 @@ export class SearchResultDto {
   })
   score!: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { category: 'guide' } })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: "The document's metadata (absent in batch results)",
+    example: { title: 'Router guide', category: 'guide' },
+  })
   metadata?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ example: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x' })
-  document_id?: string;
+  @ApiProperty({ description: 'The document the chunk comes from', example: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x' })
+  document_id!: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The document's file name; null for a document sent as JSON text",
+    example: 'router-guide.pdf',
+  })
+  filename!: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "What to cite the document as: its metadata's `title` when that is a non-empty string, else its file name, else null",
+    example: 'Router guide',
+  })
+  title!: string | null;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: "The chunk's place in its document, 0 first",
+    example: 3,
+  })
+  chunk_index!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      "Where the chunk starts in the document's extracted text, in UTF-16 code units (a JavaScript string index). " +
+      'That text is the `content` sent (less any control characters but tab and line breaks), or the text read from ' +
+      'the file, its pages or slides joined by a blank line',
+    example: 1480,
+  })
+  char_start!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Where the chunk ends in the same text (exclusive): `content` is text[char_start, char_end)',
+    example: 2112,
+  })
+  char_end!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    description: 'The page (PDF) or slide (PPTX) the chunk is on, 1 first; null for formats without pages',
+    example: 2,
+  })
+  page!: number | null;
 
   @ApiPropertyOptional({
     enum: ['keyword', 'semantic', 'rerank', 'result_below'],
