@@ -10,12 +10,7 @@ import { TransactionRunner } from 'src/database/transaction.js';
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        ...dataSourceOptions(config),
-        // The process has reached its database at start (checkDatabaseConnection): a failure here is
-        // not one that Nest's default 27 s of retries would mend, and a restart is the retry.
-        retryAttempts: 1,
-      }),
+      useFactory: (config: AppConfig) => dataSourceOptions(config),
     }),
   ],
   providers: [TransactionRunner],

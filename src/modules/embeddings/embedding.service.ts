@@ -185,7 +185,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     } catch (error) {
       await provider?.close();
       if (!this.stopping.signal.aborted) {
-        this.keywordOnly(`the local model could not be downloaded: ${(error as Error).message}`);
+        this.keywordOnly(`the local model could not be downloaded and loaded: ${(error as Error).message}`);
       }
       return;
     }
