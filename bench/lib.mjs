@@ -69,7 +69,15 @@ export async function createDatabase() {
 export async function startServer(env) {
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/main.js'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', MIGRATE_ON_BOOT: 'false', ...env, PORT: String(port) },
+    // Benchmarks measure the synthetic models of MODELS_DIR and never fetch one from the hub.
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_BOOT: 'false',
+      EMBEDDING_ALLOW_DOWNLOAD: 'false',
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

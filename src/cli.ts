@@ -7,6 +7,7 @@ import { AppError } from 'src/common/errors/app-error.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
 import { ConfigError, loadConfig, type AppConfig } from 'src/config/app-config.js';
 import { ConfigModule } from 'src/config/config.module.js';
+import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
 import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
@@ -99,20 +100,28 @@ async function run(argv: string[]): Promise<void> {
   // Logs go to stderr so that stdout carries only the command's JSON.
   const logger = pino({ level: config.logLevel === 'silent' ? 'silent' : 'warn' }, pino.destination(2));
   const [group, command, argument] = positionals;
+  const known = group === 'migrate' ? command === undefined : Boolean(command);
+  if (!['migrate', 'api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !known) {
+    throw new UsageError('unknown command');
+  }
+  await checkDatabaseConnection(config);
 
-  if (group === 'migrate' && command === undefined) {
+  if (group === 'migrate') {
     checkLexemeTable();
     print({ applied: await migrate(config, logger) });
     return;
   }
-  if (!['api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !command) {
-    throw new UsageError('unknown command');
-  }
 
   const context = await NestFactory.createApplicationContext(
-    // The command line answers no searches: like a worker, it needs no query-embedding thread.
-    CliModule.forRoot({ ...config, role: 'worker' }, logger, { embedding: group === 'datasets' }),
-    { logger: false },
+    // The command line answers no searches: like a worker, it needs no query-embedding thread. It
+    // never downloads a model either: `datasets reembed` uses the one the server put in MODELS_DIR.
+    CliModule.forRoot(
+      { ...config, role: 'worker', embedding: { ...config.embedding, allowDownload: false } },
+      logger,
+      { embedding: group === 'datasets' },
+    ),
+    // A failure to start is reported below, on stderr, rather than ending the process silently.
+    { logger: false, abortOnError: false },
   );
   try {
     if (group === 'datasets') {

@@ -2,10 +2,12 @@ import 'reflect-metadata';
 import { createServer, type RequestListener } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from 'src/app.factory.js';
+import { AppError } from 'src/common/errors/app-error.js';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from 'src/app.module.js';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger.js';
 import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
+import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { migrate } from 'src/database/migrate.js';
 import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
 import type { Logger } from 'pino';
@@ -34,6 +36,7 @@ async function bootstrap(): Promise<void> {
   }
   const logger = createLogger(config);
   checkLexemeTable();
+  await checkDatabaseConnection(config);
   if (config.migrateOnBoot) await migrate(config, logger);
 
   if (config.role === 'worker') {
@@ -52,6 +55,11 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
+  if (error instanceof AppError) {
+    // A condition the message explains (the database out of reach): no stack trace.
+    process.stderr.write(`Startup failed: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(
     `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

@@ -23,7 +23,6 @@ const create = (threads = { passages: true, queries: false }) =>
   LocalEmbeddingProvider.create({
     model: 'synthetic/bert-L6-H384',
     modelsDir: '.cache/models',
-    allowDownload: false,
     batchSize: 32,
     threads,
     onQueryThreadError: (error) => {

@@ -54,6 +54,8 @@ export interface AppConfig {
   databaseUrl: string;
   /** Connections of the main pool (every statement but searches'), per process. */
   databasePoolSize: number;
+  /** How long the first connection at start-up may take before the process gives up, saying why. */
+  databaseConnectTimeoutMs: number;
   redisUrl: string;
   /** Prefix for every Redis key this process writes (rate limits, queues), so tenants of one Redis never collide. */
   redisPrefix: string;
@@ -64,6 +66,8 @@ export interface AppConfig {
   publicBaseUrl: string | null;
   tls: { certFile: string; keyFile: string; httpRedirectPort: number | null } | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT; null: readable lines in development on a terminal, JSON lines otherwise (see logger.ts). */
+  logFormat: 'json' | 'pretty' | null;
   rateLimits: RateLimits;
   /** How long a verified API key is trusted without reading it again (0: read on every request). */
   apiKeyCacheSeconds: number;
@@ -130,7 +134,10 @@ export interface EmbeddingConfig {
   /** Requested output dimensions (OpenAI models that support shortening); null keeps the model's own. */
   dimensions: number | null;
   modelsDir: string;
+  /** Fetch a missing local model from the hub (see model-download.ts): on by default outside tests and CI. */
   allowDownload: boolean;
+  /** The model hub, laid out as Hugging Face's: `<hub>/<model>/resolve/<revision>/<file>`. */
+  hubUrl: string;
   openaiApiKey: string | null;
   openaiBaseUrl: string | null;
   batchSize: number;
@@ -402,6 +409,12 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
   }
 }
 
+/** CI services set `CI` (true, 1, a name); `false` or `0` says it is not one. */
+function runsInCi(read: EnvReader): boolean {
+  const value = read.optional('CI');
+  return value !== undefined && !/^(false|0|no)$/i.test(value);
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const read = new EnvReader(env);
   const nodeEnv = read.oneOf('NODE_ENV', ['development', 'production', 'test'] as const, 'development');
@@ -423,6 +436,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'postgres://postgres@127.0.0.1:5432/dataset_search',
     ),
     databasePoolSize: read.int('DATABASE_POOL_SIZE', 20, 1, 500),
+    databaseConnectTimeoutMs: read.int('DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
     redisPrefix: read.string('REDIS_PREFIX', 'dss'),
     forceHttps: read.bool('FORCE_HTTPS', nodeEnv === 'production'),
@@ -436,6 +450,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       nodeEnv === 'test' ? 'silent' : 'info',
     ),
+    logFormat: read.optional('LOG_FORMAT')
+      ? read.oneOf('LOG_FORMAT', ['json', 'pretty'] as const, 'json')
+      : null,
     rateLimits: {
       anonymous: read.int('RATE_LIMIT_ANONYMOUS', 50, 1, 10_000_000),
       apiKey: read.int('RATE_LIMIT_API_KEY', 1_000, 1, 10_000_000),
@@ -480,7 +497,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
         ? read.int('EMBEDDING_DIMENSIONS', 0, 1, 16_000)
         : null,
       modelsDir: read.string('MODELS_DIR', join(PROJECT_ROOT, '.cache', 'models')),
-      allowDownload: read.bool('EMBEDDING_ALLOW_DOWNLOAD', false),
+      // A first start gets the model as Chroma's and fastembed's do; tests and CI never reach the hub
+      // unless they ask (a test pointing MODEL_HUB_URL at a fake hub).
+      allowDownload: read.bool('EMBEDDING_ALLOW_DOWNLOAD', nodeEnv !== 'test' && !runsInCi(read)),
+      hubUrl: read.url('MODEL_HUB_URL', ['http:', 'https:'], 'https://huggingface.co').replace(/\/+$/, ''),
       openaiApiKey: read.optional('OPENAI_API_KEY') ?? null,
       openaiBaseUrl: read.optional('OPENAI_BASE_URL')
         ? read.url('OPENAI_BASE_URL', ['http:', 'https:'], '')

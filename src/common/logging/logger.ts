@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import pinoPretty from 'pino-pretty';
 import type { AppConfig } from 'src/config/app-config.js';
 
 export const LOGGER = Symbol('LOGGER');
@@ -17,13 +18,29 @@ const REDACTED_PATHS = [
   '*.api_key',
 ];
 
-export function createLogger(config: Pick<AppConfig, 'logLevel'>): Logger {
-  return pino({
+type LoggerSettings = Pick<AppConfig, 'logLevel' | 'logFormat' | 'nodeEnv'>;
+
+/**
+ * LOG_FORMAT when set; otherwise readable lines for a person at a terminal in development, and JSON
+ * lines wherever a program reads them (a pipe, a file, a log collector, production, the tests).
+ */
+export function logFormat(config: Pick<LoggerSettings, 'logFormat' | 'nodeEnv'>, stdoutIsTty: boolean) {
+  return config.logFormat ?? (config.nodeEnv === 'development' && stdoutIsTty ? 'pretty' : 'json');
+}
+
+export function createLogger(config: LoggerSettings, stdoutIsTty = Boolean(process.stdout.isTTY)): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: 'dataset-search' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+  };
+  if (logFormat(config, stdoutIsTty) === 'json') return pino(options);
+  // In process and synchronous: a line written just before the process exits is not lost.
+  return pino(
+    options,
+    pinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' }),
+  );
 }
 
 /** A client may name its request (for tracing across services); anything else gets a fresh id. */

@@ -1,11 +1,21 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { type Chunk, chunkByEstimate } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
-import { LocalEmbeddingProvider } from 'src/modules/embeddings/local-embedding.provider.js';
+import {
+  DEFAULT_LOCAL_MODEL,
+  LocalEmbeddingProvider,
+} from 'src/modules/embeddings/local-embedding.provider.js';
+import { downloadModel, hasModel } from 'src/modules/embeddings/model-download.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
@@ -23,11 +33,18 @@ export interface EmbeddingStatus {
  * not start; `none` is keyword-only; `auto` takes OpenAI when a key is set, else the local model when it
  * loads, else runs keyword-only and says so loudly (in the log and in /ready). Never a silent fallback
  * from a provider that was asked for.
+ *
+ * A local model missing from MODELS_DIR is downloaded when EMBEDDING_ALLOW_DOWNLOAD allows: before
+ * start-up ends for `local`, in the background for `auto`, whose process answers keyword-only
+ * meanwhile and turns hybrid when the model is loaded (`onLateProvider` is then told).
  */
 @Injectable()
-export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
+export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private provider: EmbeddingProvider | null = null;
   private reason = '';
+  private background: Promise<void> = Promise.resolve();
+  private readonly stopping = new AbortController();
+  private readonly lateListeners: ((provider: EmbeddingProvider) => void)[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -45,6 +62,7 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
         this.provider = await this.openai();
         break;
       case 'local':
+        if (this.mustDownload()) await this.download();
         this.provider = await this.local();
         break;
       case 'auto':
@@ -52,22 +70,29 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
           this.provider = await this.openai();
           break;
         }
+        if (this.mustDownload()) {
+          this.background = this.downloadInBackground();
+          break;
+        }
         try {
           this.provider = await this.local();
         } catch (error) {
-          this.reason = `no OPENAI_API_KEY, and the local model could not be loaded: ${(error as Error).message}`;
-          this.logger.warn(
-            { reason: this.reason },
-            'NO EMBEDDING PROVIDER: search runs keyword-only (BM25). Set OPENAI_API_KEY or put a model in MODELS_DIR.',
-          );
+          this.keywordOnly(`the local model could not be loaded: ${(error as Error).message}`);
         }
         break;
     }
-    if (this.provider) {
-      const { name, model, dimensions } = this.provider;
-      await this.chunkIndex.ensureVectorIndex(dimensions);
-      this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
-    }
+    if (this.provider) await this.ready(this.provider);
+  }
+
+  /** Told once, when the provider arrives after start-up (a downloaded model); never in a process that had one at start. */
+  onLateProvider(listener: (provider: EmbeddingProvider) => void): void {
+    this.lateListeners.push(listener);
+  }
+
+  /** A download under way stops (its files are removed); a model being loaded is waited for. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.background;
   }
 
   /** After the HTTP server has closed, so that searches still running finish their embeddings. */
@@ -110,6 +135,64 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
     };
   }
 
+  private async ready(provider: EmbeddingProvider): Promise<void> {
+    const { name, model, dimensions } = provider;
+    await this.chunkIndex.ensureVectorIndex(dimensions);
+    this.logger.info({ provider: name, model, dimensions }, 'embedding provider ready');
+  }
+
+  private keywordOnly(why: string): void {
+    this.reason = `no OPENAI_API_KEY, and ${why}`;
+    this.logger.warn(
+      { reason: this.reason },
+      'NO EMBEDDING PROVIDER: search runs keyword-only (BM25). Set OPENAI_API_KEY or put a model in MODELS_DIR.',
+    );
+  }
+
+  private localModel(): string {
+    return this.config.embedding.model ?? DEFAULT_LOCAL_MODEL;
+  }
+
+  private mustDownload(): boolean {
+    const { allowDownload, modelsDir } = this.config.embedding;
+    return allowDownload && !hasModel(modelsDir, this.localModel());
+  }
+
+  private download(): Promise<void> {
+    const { hubUrl, modelsDir } = this.config.embedding;
+    return downloadModel({
+      hubUrl,
+      model: this.localModel(),
+      modelsDir,
+      logger: this.logger,
+      signal: this.stopping.signal,
+    });
+  }
+
+  /** Keyword-only until the model is downloaded and loaded; then hybrid, for every later search and document. */
+  private async downloadInBackground(): Promise<void> {
+    const model = this.localModel();
+    this.reason = `the local model ${model} is being downloaded from ${this.config.embedding.hubUrl}`;
+    this.logger.warn(
+      { model, hub: this.config.embedding.hubUrl },
+      'search runs keyword-only (BM25) until the embedding model is downloaded and loaded',
+    );
+    let provider: LocalEmbeddingProvider | null = null;
+    try {
+      await this.download();
+      provider = await this.local();
+      await this.ready(provider);
+    } catch (error) {
+      await provider?.close();
+      if (!this.stopping.signal.aborted) {
+        this.keywordOnly(`the local model could not be downloaded and loaded: ${(error as Error).message}`);
+      }
+      return;
+    }
+    this.provider = provider;
+    for (const listener of this.lateListeners) listener(provider);
+  }
+
   private openai(): Promise<OpenAIEmbeddingProvider> {
     const { openaiApiKey, openaiBaseUrl, model, dimensions } = this.config.embedding;
     if (!openaiApiKey) throw new Error('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
@@ -122,11 +205,10 @@ export class EmbeddingService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private local(): Promise<LocalEmbeddingProvider> {
-    const { model, modelsDir, allowDownload, batchSize } = this.config.embedding;
+    const { model, modelsDir, batchSize } = this.config.embedding;
     return LocalEmbeddingProvider.create({
       model,
       modelsDir,
-      allowDownload,
       batchSize,
       // A process that only serves searches has only a query thread; one that only processes
       // documents (or runs a CLI command) only a passages' thread.

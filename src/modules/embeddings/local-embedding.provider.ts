@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { RestartingThread } from 'src/common/threads/worker-thread.js';
 import type { Chunk, ChunkingOptions } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { MicroBatcher } from 'src/modules/embeddings/micro-batcher.js';
+import { hasModel } from 'src/modules/embeddings/model-download.js';
 
 /** What a model's worker thread is asked, by operation, and what it answers (see embedding.worker.ts). */
 export interface ModelOps {
@@ -44,7 +43,7 @@ const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passage
 /**
  * A sentence-embedding model run in process by ONNX Runtime through @huggingface/transformers: CLS
  * pooling and L2 normalisation, as BGE models are used. Models are read from MODELS_DIR (the layout
- * `<dir>/<owner>/<name>/` with `onnx/model_quantized.onnx`), or fetched from the hub when allowed.
+ * `<dir>/<owner>/<name>/` with `onnx/model_quantized.onnx`), where model-download.ts puts them.
  *
  * The model never runs on the main thread, nor does its tokenizer (see `WorkerThread`). A process that
  * processes documents has a passages' thread, with ONNX Runtime's default threads, which embeds
@@ -80,7 +79,6 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   static async create(options: {
     model: string | null;
     modelsDir: string;
-    allowDownload: boolean;
     batchSize: number;
     /** The threads to start: for processing documents, for serving searches, or both. */
     threads: { passages: boolean; queries: boolean };
@@ -94,13 +92,13 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     onThreadFailure: (error: Error) => void;
   }): Promise<LocalEmbeddingProvider> {
     const model = options.model ?? DEFAULT_LOCAL_MODEL;
-    if (!options.allowDownload && !existsSync(join(options.modelsDir, model))) {
-      throw new Error(`model ${model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`);
+    if (!hasModel(options.modelsDir, model)) {
+      throw new Error(`model ${model} is not in ${options.modelsDir} (EMBEDDING_ALLOW_DOWNLOAD fetches it)`);
     }
     if (!options.threads.passages && !options.threads.queries) {
       throw new Error('a local embedding model needs a thread for passages, for queries, or both');
     }
-    const source = { model, modelsDir: options.modelsDir, allowDownload: options.allowDownload };
+    const source = { model, modelsDir: options.modelsDir };
     const onFailure = options.onThreadFailure;
     const passages = options.threads.passages
       ? await RestartingThread.start<ModelRequest, ModelReply, LoadedModel>(MODEL_SCRIPT, source, {

@@ -3,19 +3,18 @@ import { env, type FeatureExtractionPipeline, pipeline } from '@huggingface/tran
 export interface LocalModelOptions {
   model: string;
   modelsDir: string;
-  allowDownload: boolean;
   /** ONNX Runtime threads for one run of the model; the runtime's default when absent. */
   threads?: number;
 }
 
 /**
- * Points @huggingface/transformers, for the thread that calls it, at the models directory, and at the
- * hub only when downloads are allowed.
+ * Points @huggingface/transformers, for the thread that calls it, at the models directory and never at
+ * the hub: models are fetched by model-download.ts, which checks every file before it is loaded.
  */
-export function useModelsFrom(options: { modelsDir: string; allowDownload: boolean }): void {
+export function useModelsFrom(options: { modelsDir: string }): void {
   env.localModelPath = options.modelsDir;
   env.allowLocalModels = true;
-  env.allowRemoteModels = options.allowDownload;
+  env.allowRemoteModels = false;
 }
 
 /** Loads a sentence-embedding model (quantised ONNX) through @huggingface/transformers. */

@@ -38,6 +38,17 @@ export class ReembedRepository {
   }
 
   /**
+   * Datasets with chunks and no embedding model: indexed while the service ran keyword-only (across
+   * accounts: the service catches them up itself, see ReembedService).
+   */
+  async datasetsWithoutModel(): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }[]>(
+      'SELECT id FROM datasets WHERE embedding_model IS NULL AND chunk_count > 0 ORDER BY seq',
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
    * Runs `work` holding the dataset's re-embedding lock, or returns null at once when another run holds
    * it: two runs at once, of two models, would each overwrite the other's vectors and record its own
    * model at its end. A session-level advisory lock, held for the whole run by a session of its own,

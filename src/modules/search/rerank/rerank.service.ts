@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { downloadModel, hasModel } from 'src/modules/embeddings/model-download.js';
 import { HttpReranker, LocalCrossEncoder, type Reranker } from 'src/modules/search/rerank/reranker.js';
 
 /** The configured reranker (RERANK_PROVIDER), loaded at start-up; a configured one that fails stops the process. */
@@ -17,8 +18,12 @@ export class RerankService implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const { provider, model, baseUrl, apiKey } = this.config.rerank;
     if (provider === 'local') {
-      const { modelsDir, allowDownload } = this.config.embedding;
-      this.reranker = await LocalCrossEncoder.create({ model, modelsDir, allowDownload }, (err) =>
+      const { modelsDir, allowDownload, hubUrl } = this.config.embedding;
+      // Before start-up ends: a reranker that was asked for must work.
+      if (allowDownload && !hasModel(modelsDir, model)) {
+        await downloadModel({ hubUrl, model, modelsDir, logger: this.logger });
+      }
+      this.reranker = await LocalCrossEncoder.create({ model, modelsDir }, (err) =>
         this.logger.error(
           { err },
           'the reranking thread ended or could not start again: its searches under way failed; a later one starts another',

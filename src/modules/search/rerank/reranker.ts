@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { RestartingThread } from 'src/common/threads/worker-thread.js';
+import { hasModel } from 'src/modules/embeddings/model-download.js';
 
 /** Scores how well each passage answers the query, as a probability in 0..1. */
 export interface Reranker {
@@ -14,7 +13,6 @@ export interface Reranker {
 export interface CrossEncoderOptions {
   model: string;
   modelsDir: string;
-  allowDownload: boolean;
 }
 
 /** What the cross-encoder's worker thread is asked (see rerank.worker.ts). */
@@ -41,9 +39,9 @@ export class LocalCrossEncoder implements Reranker {
     options: CrossEncoderOptions,
     onFailure: (error: Error) => void,
   ): Promise<LocalCrossEncoder> {
-    if (!options.allowDownload && !existsSync(join(options.modelsDir, options.model))) {
+    if (!hasModel(options.modelsDir, options.model)) {
       throw new Error(
-        `reranker ${options.model} is not in ${options.modelsDir} and EMBEDDING_ALLOW_DOWNLOAD is off`,
+        `reranker ${options.model} is not in ${options.modelsDir} (EMBEDDING_ALLOW_DOWNLOAD fetches it)`,
       );
     }
     const thread = await RestartingThread.start<RerankRequest, number[]>(

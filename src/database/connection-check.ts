@@ -1,0 +1,69 @@
+import pg from 'pg';
+import { AppError } from 'src/common/errors/app-error.js';
+import { type AppConfig, redactUrl } from 'src/config/app-config.js';
+
+export type ConnectionSettings = Pick<AppConfig, 'databaseUrl' | 'databaseConnectTimeoutMs'>;
+
+/**
+ * Opens one connection to DATABASE_URL and closes it, within DATABASE_CONNECT_TIMEOUT_MS, before the
+ * pools are made: a process that cannot reach its database says so at once, naming where it looked,
+ * rather than waiting out the pools' own timeouts and retries.
+ */
+export async function checkDatabaseConnection(settings: ConnectionSettings): Promise<void> {
+  const client = new pg.Client({
+    connectionString: settings.databaseUrl,
+    connectionTimeoutMillis: settings.databaseConnectTimeoutMs,
+    application_name: 'dataset-search',
+  });
+  // An error after the connection failed (the socket closing) is already reported by connect().
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    throw unreachable(settings, error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** 503 database_unreachable: where the process looked, what went wrong there, and what to check. */
+function unreachable(settings: ConnectionSettings, error: unknown): AppError {
+  const { hostname, port, username, pathname } = new URL(settings.databaseUrl);
+  const address = `${hostname || 'localhost'}:${port || 5432}`;
+  const database = decodeURIComponent(pathname.slice(1)) || username;
+  const { code, message } = error as { code?: string; message?: string };
+  const [why, check] = reasonOf(code, message ?? String(error), settings.databaseConnectTimeoutMs, {
+    user: decodeURIComponent(username),
+    database,
+  });
+  return new AppError(
+    503,
+    'database_unreachable',
+    `Cannot connect to PostgreSQL at ${address} (DATABASE_URL=${redactUrl(settings.databaseUrl)}): ${why}. ${check}.`,
+  );
+}
+
+function reasonOf(
+  code: string | undefined,
+  message: string,
+  timeoutMs: number,
+  names: { user: string; database: string },
+): [string, string] {
+  const hostAndPort = 'Check that PostgreSQL is running there and that DATABASE_URL names its host and port';
+  if (code === 'ECONNREFUSED') return ['connection refused, nothing listens there', hostAndPort];
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ['the host name does not resolve', hostAndPort];
+  if (/timeout/i.test(message)) {
+    return [
+      `no answer within ${timeoutMs} ms`,
+      `${hostAndPort}, and that no firewall drops the connection (DATABASE_CONNECT_TIMEOUT_MS sets the wait)`,
+    ];
+  }
+  // PostgreSQL's own refusals: https://www.postgresql.org/docs/current/errcodes-appendix.html
+  if (code === '28P01' || code === '28000') {
+    return [message, `Check the user (${names.user}) and password in DATABASE_URL`];
+  }
+  if (code === '3D000') {
+    return [message, `Create it (createdb ${names.database}) or name an existing database in DATABASE_URL`];
+  }
+  return [message, hostAndPort];
+}
