@@ -72,8 +72,9 @@ export const API_ERROR_CODES = [
   'query_timeout',
 ] as const;
 
-/** The command line's own (src/cli.ts): they never reach an HTTP client. */
+/** The command line's own (src/cli.ts), and start-up's: they never reach an HTTP client. */
 export const COMMAND_LINE_ERROR_CODES = [
+  'database_unreachable',
   'account_not_found',
   'api_key_not_found',
   'client_not_found',
