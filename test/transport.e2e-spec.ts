@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { rawRequest } from './utils/raw-http.js';
 import { bearer, type CreatedKey, freePort, startTestApp, type TestApp } from './utils/test-app.js';
 
 describe('Errors and transport', () => {
@@ -330,6 +331,35 @@ describe('HTTPS', () => {
         const steered = await plainGet(redirectPort, '/v1/datasets', 'user@evil.example');
         expect(steered.status).toBe(400);
         expect(JSON.parse(steered.body)).toMatchObject({ code: 'invalid_host' });
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('bounds slow clients and answers malformed requests with the error body on both listeners', async () => {
+      const { app, redirectPort } = await startWithRedirectPort({
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_REQUEST_TIMEOUT_MS: '1000',
+      });
+      const plain = `http://127.0.0.1:${redirectPort}`;
+      try {
+        for (const url of [app.url, plain]) {
+          const stalled = await rawRequest(url, ['GET /health HTTP/1.1\r\nHo']);
+          expect(stalled.status).toBe(408);
+          expect(JSON.parse(stalled.body)).toMatchObject({
+            code: 'request_timeout',
+            details: { timeout_ms: 500 },
+          });
+          expect(stalled.elapsedMs).toBeGreaterThanOrEqual(400);
+          expect(stalled.elapsedMs).toBeLessThan(1_500);
+          // As the app's own answers: HSTS over TLS only.
+          expect(stalled.headers['strict-transport-security']).toBe(
+            url === plain ? undefined : 'max-age=31536000',
+          );
+          const malformed = await rawRequest(url, ['BREW / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n']);
+          expect(malformed.status).toBe(400);
+          expect(JSON.parse(malformed.body)).toMatchObject({ code: 'bad_request' });
+        }
       } finally {
         await app.close();
       }

@@ -2,16 +2,8 @@ import { types } from 'node:util';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { AppError, CommonErrors, errorBody } from 'src/common/errors/app-error.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-
-/** The contract's error body. */
-export interface ErrorBody {
-  error: string;
-  code: string;
-  details?: Record<string, unknown>;
-  retry_after?: number;
-}
 
 /** Errors raised by Express' body parsers carry a `type`; these are the ones a client can cause. */
 interface BodyParserError {
@@ -110,13 +102,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = reportedError(exception, request, this.logger);
     if (response.headersSent) return;
 
-    const body: ErrorBody = { error: error.message, code: error.code };
-    if (error.details !== undefined) body.details = error.details;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
     const challenge = bearerChallenge(error, request, this.resourceOf);
     if (challenge) response.setHeader('WWW-Authenticate', challenge);
-    if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
-    response.status(error.status).json(body);
+    response.status(error.status).json(errorBody(error));
   }
 }
 
