@@ -154,16 +154,42 @@ describe('Errors and transport', () => {
     expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'path' } });
   });
 
-  it('answers 404 not_found for an unknown route or method', async () => {
+  it('answers 404 not_found for an unknown route', async () => {
     const unknown = await t.http.get('/v1/nothing-here').expect(404);
     expect(unknown.body).toEqual({
       error: 'No route for GET /v1/nothing-here',
       code: 'not_found',
       details: { method: 'GET', path: '/v1/nothing-here' },
     });
-    expect((await t.http.put('/v1/datasets').set(bearer(key)).send({}).expect(404)).body.code).toBe(
-      'not_found',
-    );
+    expect(unknown.headers.allow).toBeUndefined();
+    await t.http.put('/v1/datasets/ds_x/nothing').set(bearer(key)).send({}).expect(404);
+  });
+
+  it('answers 405 method_not_allowed for a known path, listing the methods it takes in Allow', async () => {
+    const response = await t.http.put('/v1/datasets').set(bearer(key)).send({}).expect(405);
+    expect(response.headers.allow).toBe('GET, HEAD, POST');
+    expect(response.body).toEqual({
+      error: 'PUT is not allowed on /v1/datasets; it takes GET, HEAD, POST',
+      code: 'method_not_allowed',
+      details: { method: 'PUT', path: '/v1/datasets', allowed: ['GET', 'HEAD', 'POST'] },
+    });
+    for (const [method, path, allow] of [
+      ['post', '/v1/datasets/ds_any', 'GET, HEAD, PATCH, DELETE'],
+      ['put', '/v1/datasets/ds_any/documents/doc_any', 'GET, HEAD, DELETE'],
+      ['get', '/v1/mcp/query', 'POST'],
+      ['put', '/v1/mcp', 'GET, HEAD, POST, DELETE'],
+      ['post', '/health', 'GET, HEAD'],
+      ['delete', '/oauth/token', 'POST, OPTIONS'],
+      // The path as the router matches it: any case, a trailing slash.
+      ['put', '/V1/Datasets/', 'GET, HEAD, POST'],
+    ] as const) {
+      const refused = await t.http[method](path).set(bearer(key));
+      expect([path, refused.status, refused.headers.allow]).toEqual([path, 405, allow]);
+      expect(refused.body).toMatchObject({ code: 'method_not_allowed', details: { path } });
+    }
+    // HEAD on a path that takes no GET is refused too (its answer has no body).
+    const head = await t.http.head('/v1/mcp/query').expect(405);
+    expect(head.headers.allow).toBe('POST');
   });
 
   it('answers 500 internal_error for an unexpected failure, leaking nothing and logging the cause', async () => {

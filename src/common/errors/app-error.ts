@@ -112,6 +112,15 @@ export const CommonErrors = {
   forbidden: (message: string, details?: ErrorDetails) => new AppError(403, 'forbidden', message, details),
   notFound: (method: string, path: string) =>
     new AppError(404, 'not_found', `No route for ${method} ${path}`, { method, path }),
+  /** A path that has routes, but none for this method; `allowed` is what the Allow header lists. */
+  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
+    new AppError(
+      405,
+      'method_not_allowed',
+      `${method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
+      { method, path, allowed },
+      { Allow: allowed.join(', ') },
+    ),
   /** A request the HTTP parser could not read (a malformed request line, an unknown method). */
   badRequest: (issue: string) =>
     new AppError(400, 'bad_request', 'The request is not valid HTTP/1.1', { issue }),

@@ -3,6 +3,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, CommonErrors, errorBody } from 'src/common/errors/app-error.js';
+import { allowedMethods } from 'src/common/http/allowed-methods.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 
 /** Errors raised by Express' body parsers carry a `type`; these are the ones a client can cause. */
@@ -139,11 +140,23 @@ function toAppError(exception: unknown, request: Request): AppError {
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
-    if (status === 404) return CommonErrors.notFound(request.method, request.path);
+    if (status === 404) return routeMissing(request);
     if (status === 413) return CommonErrors.payloadTooLarge(0);
     if (status < 500) return new AppError(status, httpCode(status), exception.message);
   }
   return CommonErrors.internal();
+}
+
+/**
+ * Nest's answer for a request no route took: 405 when the path has routes for other methods (their
+ * Allow header listed), else 404. A route's own NotFoundException has a matching method, so stays 404.
+ */
+function routeMissing(request: Request): AppError {
+  const allowed = allowedMethods(request);
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    return CommonErrors.methodNotAllowed(request.method, request.path, allowed);
+  }
+  return CommonErrors.notFound(request.method, request.path);
 }
 
 function httpCode(status: number): string {
