@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { EventsModule } from 'src/common/events/domain-events.js';
+import { LocationInterceptor } from 'src/common/http/location.interceptor.js';
 import { RequestBodyInterceptor } from 'src/common/http/request-body.interceptor.js';
 import { UnknownQueryInterceptor } from 'src/common/http/unknown-query.interceptor.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
@@ -54,6 +55,7 @@ export class AppModule {
         InFlightRequests,
         { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor },
         { provide: APP_INTERCEPTOR, useClass: UnknownQueryInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: LocationInterceptor },
       ],
     };
   }

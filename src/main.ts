@@ -5,6 +5,7 @@ import { createApp } from 'src/app.factory.js';
 import { AppError } from 'src/common/errors/app-error.js';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from 'src/app.module.js';
+import { configureListener } from 'src/common/http/http-listener.js';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger.js';
 import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
 import { checkDatabaseConnection } from 'src/database/connection-check.js';
@@ -16,8 +17,14 @@ import type { Logger } from 'pino';
  * When the app terminates TLS itself, a plain-HTTP listener serves the same app, whose https redirect
  * (app.factory.ts) answers every request but the probes: one place decides where a redirect may go.
  */
-function startHttpRedirect(app: NestExpressApplication, port: number, logger: Logger): void {
+function startHttpRedirect(
+  app: NestExpressApplication,
+  config: AppConfig,
+  port: number,
+  logger: Logger,
+): void {
   const server = createServer(app.getHttpAdapter().getInstance() as RequestListener);
+  configureListener(server, { limits: config.http, logger, secure: false });
   app.getHttpServer().once('close', () => {
     server.close();
     server.closeAllConnections();
@@ -49,9 +56,14 @@ async function bootstrap(): Promise<void> {
   }
 
   const app = await createApp(config, logger);
+  configureListener(app.getHttpServer(), {
+    limits: config.http,
+    logger,
+    secure: config.tls !== null,
+  });
   await app.listen(config.port);
   logger.info({ port: config.port, tls: Boolean(config.tls) }, 'listening');
-  if (config.tls?.httpRedirectPort) startHttpRedirect(app, config.tls.httpRedirectPort, logger);
+  if (config.tls?.httpRedirectPort) startHttpRedirect(app, config, config.tls.httpRedirectPort, logger);
 }
 
 bootstrap().catch((error: unknown) => {

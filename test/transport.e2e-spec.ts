@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { rawRequest } from './utils/raw-http.js';
 import { bearer, type CreatedKey, freePort, startTestApp, type TestApp } from './utils/test-app.js';
 
 describe('Errors and transport', () => {
@@ -153,16 +154,42 @@ describe('Errors and transport', () => {
     expect(response.body).toMatchObject({ code: 'validation_error', details: { field: 'path' } });
   });
 
-  it('answers 404 not_found for an unknown route or method', async () => {
+  it('answers 404 not_found for an unknown route', async () => {
     const unknown = await t.http.get('/v1/nothing-here').expect(404);
     expect(unknown.body).toEqual({
       error: 'No route for GET /v1/nothing-here',
       code: 'not_found',
       details: { method: 'GET', path: '/v1/nothing-here' },
     });
-    expect((await t.http.put('/v1/datasets').set(bearer(key)).send({}).expect(404)).body.code).toBe(
-      'not_found',
-    );
+    expect(unknown.headers.allow).toBeUndefined();
+    await t.http.put('/v1/datasets/ds_x/nothing').set(bearer(key)).send({}).expect(404);
+  });
+
+  it('answers 405 method_not_allowed for a known path, listing the methods it takes in Allow', async () => {
+    const response = await t.http.put('/v1/datasets').set(bearer(key)).send({}).expect(405);
+    expect(response.headers.allow).toBe('GET, HEAD, POST');
+    expect(response.body).toEqual({
+      error: 'PUT is not allowed on /v1/datasets; it takes GET, HEAD, POST',
+      code: 'method_not_allowed',
+      details: { method: 'PUT', path: '/v1/datasets', allowed: ['GET', 'HEAD', 'POST'] },
+    });
+    for (const [method, path, allow] of [
+      ['post', '/v1/datasets/ds_any', 'GET, HEAD, PATCH, DELETE'],
+      ['put', '/v1/datasets/ds_any/documents/doc_any', 'GET, HEAD, DELETE'],
+      ['get', '/v1/mcp/query', 'POST'],
+      ['put', '/v1/mcp', 'GET, HEAD, POST, DELETE'],
+      ['post', '/health', 'GET, HEAD'],
+      ['delete', '/oauth/token', 'POST, OPTIONS'],
+      // The path as the router matches it: any case, a trailing slash.
+      ['put', '/V1/Datasets/', 'GET, HEAD, POST'],
+    ] as const) {
+      const refused = await t.http[method](path).set(bearer(key));
+      expect([path, refused.status, refused.headers.allow]).toEqual([path, 405, allow]);
+      expect(refused.body).toMatchObject({ code: 'method_not_allowed', details: { path } });
+    }
+    // HEAD on a path that takes no GET is refused too (its answer has no body).
+    const head = await t.http.head('/v1/mcp/query').expect(405);
+    expect(head.headers.allow).toBe('POST');
   });
 
   it('answers 500 internal_error for an unexpected failure, leaking nothing and logging the cause', async () => {
@@ -330,6 +357,35 @@ describe('HTTPS', () => {
         const steered = await plainGet(redirectPort, '/v1/datasets', 'user@evil.example');
         expect(steered.status).toBe(400);
         expect(JSON.parse(steered.body)).toMatchObject({ code: 'invalid_host' });
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('bounds slow clients and answers malformed requests with the error body on both listeners', async () => {
+      const { app, redirectPort } = await startWithRedirectPort({
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_REQUEST_TIMEOUT_MS: '1000',
+      });
+      const plain = `http://127.0.0.1:${redirectPort}`;
+      try {
+        for (const url of [app.url, plain]) {
+          const stalled = await rawRequest(url, ['GET /health HTTP/1.1\r\nHo']);
+          expect(stalled.status).toBe(408);
+          expect(JSON.parse(stalled.body)).toMatchObject({
+            code: 'request_timeout',
+            details: { timeout_ms: 500 },
+          });
+          expect(stalled.elapsedMs).toBeGreaterThanOrEqual(400);
+          expect(stalled.elapsedMs).toBeLessThan(2_500);
+          // As the app's own answers: HSTS over TLS only.
+          expect(stalled.headers['strict-transport-security']).toBe(
+            url === plain ? undefined : 'max-age=31536000',
+          );
+          const malformed = await rawRequest(url, ['BREW / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n']);
+          expect(malformed.status).toBe(400);
+          expect(JSON.parse(malformed.body)).toMatchObject({ code: 'bad_request' });
+        }
       } finally {
         await app.close();
       }

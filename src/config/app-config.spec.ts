@@ -13,6 +13,21 @@ describe('loadConfig', () => {
     });
   });
 
+  it('bounds slow clients by default, and refuses a headers timeout longer than the request timeout', () => {
+    expect(loadConfig({}).http).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 180_000,
+      keepAliveTimeoutMs: 5_000,
+    });
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '500' }).http).toMatchObject(
+      { headersTimeoutMs: 500, requestTimeoutMs: 500 },
+    );
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS must be/);
+  });
+
   it('forces HTTPS by default in production, unless told otherwise', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).forceHttps).toBe(true);
     expect(loadConfig({ NODE_ENV: 'production', FORCE_HTTPS: 'false' }).forceHttps).toBe(false);

@@ -91,6 +91,8 @@ export interface AppConfig {
   idempotencyTtlHours: number;
   /** Largest JSON body accepted, in bytes. */
   jsonBodyLimitBytes: number;
+  /** How long the HTTP listeners wait for a client (docs/decisions.md, Transport). */
+  http: HttpLimits;
   /** How long shutdown waits for the requests under way (see InFlightRequests). */
   shutdownGraceMs: number;
   migrateOnBoot: boolean;
@@ -123,6 +125,16 @@ export interface AppConfig {
     apiKey: string | null;
     candidates: number;
   };
+}
+
+/** The bounds on how long a client may take to send a request, for every listener the app opens. */
+export interface HttpLimits {
+  /** From a request's first byte until its headers are complete (also a new connection's first request). */
+  headersTimeoutMs: number;
+  /** From a request's first byte until its whole body is received. */
+  requestTimeoutMs: number;
+  /** How long an idle kept-alive connection waits for its next request. */
+  keepAliveTimeoutMs: number;
 }
 
 export type EmbeddingProviderName = 'auto' | 'local' | 'openai' | 'none';
@@ -391,6 +403,10 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
   if (config.embedding.provider === 'openai' && !config.embedding.openaiApiKey) {
     read.problems.push('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
   }
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    // Node.js refuses this pair: the headers are part of the request.
+    read.problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   if (httpRedirectPort && !config.tls) {
     read.problems.push(
       'HTTP_REDIRECT_PORT needs TLS_CERT_FILE and TLS_KEY_FILE (behind a TLS proxy, use FORCE_HTTPS)',
@@ -489,6 +505,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // 1,000,000 characters of content, each written as a \uXXXX surrogate pair (12 bytes), plus metadata.
     jsonBodyLimitBytes: read.int('JSON_BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: read.int('SHUTDOWN_GRACE_SECONDS', 20, 0, 600) * 1000,
+    http: {
+      headersTimeoutMs: read.int('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      // An upload of 10 MB (the file limit) fits at 0.5 Mbit/s, a JSON body of 16 MiB (the default
+      // JSON_BODY_LIMIT_BYTES) at 0.75 Mbit/s: a slow link, not a stalled one.
+      requestTimeoutMs: read.int('HTTP_REQUEST_TIMEOUT_MS', 180_000, 100, 3_600_000),
+      keepAliveTimeoutMs: read.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    },
     migrateOnBoot: read.bool('MIGRATE_ON_BOOT', true),
     embedding: {
       provider: read.oneOf('EMBEDDING_PROVIDER', ['auto', 'local', 'openai', 'none'] as const, 'auto'),

@@ -22,7 +22,7 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   invalid_json: CommonErrors.invalidJson('Unexpected end of JSON input'),
   invalid_content_encoding: CommonErrors.invalidContentEncoding('gzip', 'incorrect header check'),
   request_aborted: CommonErrors.requestAborted(),
-  bad_request: new AppError(400, 'bad_request', 'The request line or a header is malformed'),
+  bad_request: CommonErrors.badRequest('Invalid method encountered'),
   invalid_metadata: CommonErrors.invalidMetadata('must be an object'),
   invalid_name: new AppError(400, 'invalid_name', 'Invalid name: must be 1-200 characters', {
     field: 'name',
@@ -54,13 +54,15 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   chunk_not_found: McpErrors.chunkNotFound('chk_1c2R6yTq0Wn3kPz8sLb4Vd'),
   webhook_not_found: WebhookErrors.notFound('wh_3kT9qLm2Vx8ZpR4sNc7bYw'),
   delivery_not_found: DeliveryErrors.notFound('dlv_2Hq8nR5tW1yZ4bC7eF0gJk'),
-  method_not_allowed: new AppError(405, 'method_not_allowed', 'PUT is not allowed on this path', {
-    method: 'PUT',
-    path: `/v1/datasets/${DATASET_ID}`,
-    allowed: ['GET', 'HEAD', 'PATCH', 'DELETE'],
-  }),
+  method_not_allowed: CommonErrors.methodNotAllowed('PUT', `/v1/datasets/${DATASET_ID}`, [
+    'GET',
+    'HEAD',
+    'PATCH',
+    'DELETE',
+  ]),
   not_acceptable: new AppError(406, 'not_acceptable', 'Not Acceptable'),
-  request_timeout: new AppError(408, 'request_timeout', 'The request did not arrive in time'),
+  request_timeout: CommonErrors.requestTimeout('request', 180_000),
+  headers_too_large: CommonErrors.headersTooLarge(16_384),
   conflict: new AppError(409, 'conflict', 'Conflict'),
   dataset_name_conflict: DatasetErrors.nameConflict('Product handbook'),
   document_processing: DocumentErrors.stillProcessing(DOCUMENT_ID),
@@ -86,15 +88,3 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   }),
   query_timeout: SearchErrors.timeout(10_000),
 };
-
-/** The body a client reads for an error: the contract's, as the global filter writes it. */
-export function exampleBody(error: AppError): Record<string, unknown> {
-  return {
-    error: error.message,
-    code: error.code,
-    ...(error.details ? { details: error.details } : {}),
-    ...(error.headers?.['Retry-After'] && error.status === 429
-      ? { retry_after: Number(error.headers['Retry-After']) }
-      : {}),
-  };
-}

@@ -5,6 +5,7 @@ import {
   type OperationObject,
   type ResponseObject,
 } from '@nestjs/swagger';
+import { errorBody } from 'src/common/errors/app-error.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
 import {
   ERRORS_EXTENSION,
@@ -13,7 +14,7 @@ import {
   STATUS_DESCRIPTIONS,
 } from 'src/common/http/api-errors.decorator.js';
 import { PUBLIC_ROUTE_EXTENSION } from 'src/modules/auth/auth.decorators.js';
-import { ERROR_EXAMPLES, exampleBody } from 'src/openapi/error-examples.js';
+import { ERROR_EXAMPLES } from 'src/openapi/error-examples.js';
 
 const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
@@ -160,7 +161,7 @@ function errorResponse(
     if (!statuses.includes(error.status)) {
       throw new Error(`${code} is declared under ${statuses.join(', ')}, answered with ${error.status}`);
     }
-    return [code, { summary: `${error.status}: ${error.message}`, value: exampleBody(error) }] as const;
+    return [code, { summary: `${error.status}: ${error.message}`, value: errorBody(error) }] as const;
   });
   const meaning = (status: number) =>
     `${STATUS_DESCRIPTIONS[status] ?? 'Error'}: ${codes

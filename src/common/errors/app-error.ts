@@ -24,6 +24,25 @@ export class AppError extends Error {
   }
 }
 
+/** The contract's error body. */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: Record<string, unknown>;
+  retry_after?: number;
+}
+
+/**
+ * The body every error is answered with, whether by the global filter or by the listener itself for a
+ * request Node.js refuses before the app sees it.
+ */
+export function errorBody(error: AppError): ErrorBody {
+  const body: ErrorBody = { error: error.message, code: error.code };
+  if (error.details !== undefined) body.details = error.details;
+  if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
+  return body;
+}
+
 /** The errors that do not belong to any one module. */
 export const CommonErrors = {
   validation: (errors: FieldIssue[]) => {
@@ -95,6 +114,30 @@ export const CommonErrors = {
   forbidden: (message: string, details?: ErrorDetails) => new AppError(403, 'forbidden', message, details),
   notFound: (method: string, path: string) =>
     new AppError(404, 'not_found', `No route for ${method} ${path}`, { method, path }),
+  /** A path that has routes, but none for this method; `allowed` is what the Allow header lists. */
+  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
+    new AppError(
+      405,
+      'method_not_allowed',
+      `${method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
+      { method, path, allowed },
+      { Allow: allowed.join(', ') },
+    ),
+  /** A request the HTTP parser could not read (a malformed request line, an unknown method). */
+  badRequest: (issue: string) =>
+    new AppError(400, 'bad_request', 'The request is not valid HTTP/1.1', { issue }),
+  /** A client that took longer than the listener's bound to send its headers, or its whole request. */
+  requestTimeout: (part: 'headers' | 'request', timeoutMs: number) =>
+    new AppError(
+      408,
+      'request_timeout',
+      `The ${part === 'headers' ? "request's headers were" : 'request was'} not received within ${timeoutMs} ms`,
+      { timeout_ms: timeoutMs },
+    ),
+  headersTooLarge: (limitBytes: number) =>
+    new AppError(431, 'headers_too_large', `The request's headers exceed ${limitBytes} bytes`, {
+      limit_bytes: limitBytes,
+    }),
   payloadTooLarge: (limitBytes: number) =>
     new AppError(413, 'payload_too_large', `The request body exceeds ${limitBytes} bytes`, {
       limit_bytes: limitBytes,

@@ -41,10 +41,11 @@ export const API_ERROR_CODES = [
   'chunk_not_found',
   'webhook_not_found',
   'delivery_not_found',
-  // 405, 406, 408
+  // 405, 406, 408, 431
   'method_not_allowed',
   'not_acceptable',
   'request_timeout',
+  'headers_too_large',
   // 409
   'conflict',
   'dataset_name_conflict',

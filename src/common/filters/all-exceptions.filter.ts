@@ -2,17 +2,10 @@ import { types } from 'node:util';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { AppError, CommonErrors, errorBody } from 'src/common/errors/app-error.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
+import { allowedMethods } from 'src/common/http/allowed-methods.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-
-/** The contract's error body. */
-export interface ErrorBody {
-  error: string;
-  code: string;
-  details?: Record<string, unknown>;
-  retry_after?: number;
-}
 
 /** Errors raised by Express' body parsers carry a `type`; these are the ones a client can cause. */
 interface BodyParserError {
@@ -111,13 +104,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = reportedError(exception, request, this.logger);
     if (response.headersSent) return;
 
-    const body: ErrorBody = { error: error.message, code: error.code };
-    if (error.details !== undefined) body.details = error.details;
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
     const challenge = bearerChallenge(error, request, this.resourceOf);
     if (challenge) response.setHeader('WWW-Authenticate', challenge);
-    if (error.status === 429) body.retry_after = Number(error.headers?.['Retry-After'] ?? 1);
-    response.status(error.status).json(body);
+    response.status(error.status).json(errorBody(error));
   }
 }
 
@@ -151,11 +141,23 @@ function toAppError(exception: unknown, request: Request): AppError {
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
-    if (status === 404) return CommonErrors.notFound(request.method, request.path);
+    if (status === 404) return routeMissing(request);
     if (status === 413) return CommonErrors.payloadTooLarge(0);
     if (status < 500) return new AppError(status, httpCode(status), exception.message);
   }
   return CommonErrors.internal();
+}
+
+/**
+ * Nest's answer for a request no route took: 405 when the path has routes for other methods (their
+ * Allow header listed), else 404. A route's own NotFoundException has a matching method, so stays 404.
+ */
+function routeMissing(request: Request): AppError {
+  const allowed = allowedMethods(request);
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    return CommonErrors.methodNotAllowed(request.method, request.path, allowed);
+  }
+  return CommonErrors.notFound(request.method, request.path);
 }
 
 function httpCode(status: number): ErrorCode {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 
 /** A year: long enough to matter, the usual value (RFC 6797 leaves it to the server). */
-const HSTS_MAX_AGE_SECONDS = 31_536_000;
+export const HSTS = 'max-age=31536000';
 
 /**
  * Headers on every answer: `X-Content-Type-Options: nosniff`, so that no browser reads a JSON error
@@ -13,7 +13,7 @@ export function securityHeaders({ httpsOnly }: { httpsOnly: boolean }) {
   return (request: Request, response: Response, next: NextFunction): void => {
     response.setHeader('X-Content-Type-Options', 'nosniff');
     if (httpsOnly && request.secure) {
-      response.setHeader('Strict-Transport-Security', `max-age=${HSTS_MAX_AGE_SECONDS}`);
+      response.setHeader('Strict-Transport-Security', HSTS);
     }
     next();
   };

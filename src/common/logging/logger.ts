@@ -46,9 +46,14 @@ export function createLogger(config: LoggerSettings, stdoutIsTty = Boolean(proce
 /** A client may name its request (for tracing across services); anything else gets a fresh id. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The id of a request that did not name itself. */
+export function newRequestId(): string {
+  return `req_${randomUUID()}`;
+}
+
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+  const id = typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
   res.setHeader('X-Request-Id', id);
   return id;
 }

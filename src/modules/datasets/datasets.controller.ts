@@ -1,12 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { Created } from 'src/common/http/created.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
@@ -41,11 +36,10 @@ export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
   @Post()
-  @HttpCode(201)
+  @Created(DatasetResponseDto, '/v1/datasets/{id}')
   @Auth({ scope: 'datasets:write' })
   @Idempotent()
   @ApiOperation({ operationId: 'createDataset', summary: 'Create a dataset' })
-  @ApiCreatedResponse({ type: DatasetResponseDto })
   @ApiErrors([400, 401, 403, 409, 413, 415, 422, 429], {
     400: ['invalid_name', 'invalid_metadata', 'validation_error', 'invalid_idempotency_key'],
     409: ['dataset_name_conflict', 'idempotency_key_in_progress'],

@@ -12,7 +12,6 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import {
-  ApiCreatedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -24,6 +23,7 @@ import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { Created } from 'src/common/http/created.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { isVisibleText } from 'src/common/validation/json-value.js';
@@ -115,7 +115,7 @@ export class DocumentsController {
   constructor(private readonly documents: DocumentsService) {}
 
   @Post()
-  @HttpCode(201)
+  @Created(DocumentResponseDto, '/v1/datasets/{dataset_id}/documents/{document_id}')
   @Auth({ scope: 'documents:write' })
   @Accepts('application/json', 'multipart/form-data')
   @Idempotent()
@@ -136,7 +136,6 @@ export class DocumentsController {
       },
     },
   })
-  @ApiCreatedResponse({ type: DocumentResponseDto })
   @ApiErrors([400, 401, 403, 404, 409, 413, 415, 422, 429], {
     400: ['validation_error', 'invalid_metadata', 'invalid_idempotency_key'],
     404: ['dataset_not_found'],
@@ -159,7 +158,7 @@ export class DocumentsController {
   }
 
   @Post('upload')
-  @HttpCode(201)
+  @Created(DocumentResponseDto, '/v1/datasets/{dataset_id}/documents/{document_id}')
   @Auth({ scope: 'documents:write' })
   @Accepts('multipart/form-data')
   @Idempotent()
@@ -175,7 +174,6 @@ export class DocumentsController {
       content: { 'multipart/form-data': { schema: { $ref: getSchemaPath(UploadFileFormDto) } } },
     },
   })
-  @ApiCreatedResponse({ type: DocumentResponseDto })
   @ApiErrors([400, 401, 403, 404, 409, 413, 415, 422, 429], {
     400: ['validation_error', 'invalid_metadata', 'invalid_idempotency_key'],
     404: ['dataset_not_found'],

@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
-  ApiCreatedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -9,6 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiErrors, type ErrorCodesByStatus } from 'src/common/http/api-errors.decorator.js';
+import { Created } from 'src/common/http/created.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
@@ -121,7 +121,7 @@ export class WebhooksController {
   }
 
   @Post()
-  @HttpCode(201)
+  @Created(WebhookResponseDto, '/v1/webhooks/{webhook_id}')
   @Auth({ scope: 'webhooks:write' })
   @Idempotent()
   @ApiOperation({
@@ -131,7 +131,6 @@ export class WebhooksController {
       'The response holds the signing secret, shown in full only here and at rotation. Deliveries POST a ' +
       'WebhookEventPayloadDto, signed with X-SERVICE-Signature and the Standard Webhooks headers (docs/webhooks.md).',
   })
-  @ApiCreatedResponse({ type: WebhookResponseDto })
   @ApiErrors([400, 401, 403, 409, 413, 415, 422, 429], {
     400: [...WRITE_ERRORS[400], 'invalid_idempotency_key'],
     409: ['idempotency_key_in_progress'],

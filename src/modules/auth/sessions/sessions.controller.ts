@@ -1,13 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
+import { Created } from 'src/common/http/created.decorator.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { Public, SignedIn } from 'src/modules/auth/auth.decorators.js';
 import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
@@ -27,7 +22,7 @@ export class SessionsController {
   ) {}
 
   @Post()
-  @HttpCode(201)
+  @Created(SessionResponseDto, '/v1/auth/session')
   @Public()
   @ApiOperation({
     operationId: 'signIn',
@@ -36,7 +31,6 @@ export class SessionsController {
       'Checks the email and password and sets the session cookie (`__Host-svc_session`; `svc_session` on a ' +
       'development server over HTTP). Failed attempts are limited per client address and per email.',
   })
-  @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiErrors([400, 401, 403, 429], {
     400: ['validation_error'],
     401: ['invalid_credentials'],
