@@ -92,6 +92,7 @@ describe('Location on 201', () => {
       'post /v1/auth/session',
       'post /v1/datasets',
       'post /v1/datasets/{dataset_id}/documents',
+      'post /v1/datasets/{dataset_id}/documents/upload',
       'post /v1/webhooks',
     ]);
     for (const [operation, headers] of created) {

@@ -178,6 +178,7 @@ describe('The OpenAPI document', () => {
       .field('metadata', '{"category":"guide"}')
       .expect(201);
     expect(file.body).toMatchObject({ filename: 'setup.md', metadata: { category: 'guide' } });
+    expect(file.headers.location).toBe(`/v1/datasets/${dataset.id}/documents/${file.body.document_id}`);
     // FormData names a Blob `blob`: the part's type and the content decide.
     const blob = await t.http
       .post(upload)
