@@ -56,7 +56,8 @@ export function buildOpenApiDocument(app: NestExpressApplication, config: AppCon
         'with hybrid BM25 + vector retrieval. Errors have the body `{ error, code, details? }` (plus `retry_after` on ' +
         '429); `code` is one of the `ErrorCode` enum. Every response of an API route carries X-Request-Id, and ' +
         'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (but for signing in, and 503 ' +
-        '`shutting_down`); the success responses and the error ranges (`4XX`, `5XX`) list them.\n\n' +
+        '`shutting_down`); the success responses and the error ranges (`4XX`, `5XX`) list them. Any path may also ' +
+        'answer 405 `method_not_allowed` (with `Allow`), 408 `request_timeout` and 431 `headers_too_large`.\n\n' +
         '**To try it here:** get an API key with `node dist/cli.js api-keys create --account my-team` on the server ' +
         '(or sign in with OAuth2), press **Authorize** and paste it under `bearer`. Then create a dataset ' +
         '(`createDataset`), add a document to it (`createDocument`, or `uploadDocument` for a file) with the `id` ' +

@@ -3,6 +3,7 @@ import {
   type HeaderObject,
   type OpenAPIObject,
   type OperationObject,
+  type ReferenceObject,
   type ResponseObject,
 } from '@nestjs/swagger';
 import { errorBody } from 'src/common/errors/app-error.js';
@@ -66,12 +67,15 @@ const NOT_ON_SHUTDOWN: Record<string, HeaderObject> = Object.fromEntries(
  * every rate-limited route (`components.responses`): a body that does not parse, is too large or in a
  * type not read (a body is read before the route runs, GET and DELETE included), a bad credential, a
  * spent rate limit; `internal_error`, and a process draining or without a database. A route lists a
- * status of its own only where it adds codes there, so that an operation shows what is particular to it.
+ * status of its own only where it adds codes there, so that an operation shows what is particular to
+ * it. A public route reads no credential, so its ranges leave out 401 and 403.
  */
 const RANGES = {
   '4XX': { name: 'ClientError', statuses: [400, 401, 403, 413, 415, 429] },
   '5XX': { name: 'ServerError', statuses: [500, 503] },
 } as const;
+
+const CREDENTIAL_STATUSES: readonly number[] = [401, 403];
 
 type Operation = OperationObject & {
   [ERRORS_EXTENSION]?: Record<string, ErrorCode[]>;
@@ -79,13 +83,14 @@ type Operation = OperationObject & {
 };
 
 /**
- * Writes the responses of every API route: each error status where the route declares codes beyond
- * the generic ones (`ApiErrors`), with all the codes it can carry there and an example of each, and
- * the ranges of `RANGES`. Rate-limited routes (all but the public ones: signing in, among the API's)
- * carry the `X-RateLimit-*` headers on every response (errors too, but for 503 shutting_down), and
- * `Retry-After` on 429 and on 503: the success responses and the ranges list them. `/health`, `/ready` and `/docs` are not rate limited
- * (docs/decisions.md, Rate limits). Request bodies' schemas are closed (`additionalProperties: false`):
- * a field the route does not know is 400 `validation_error`.
+ * Writes the security and the responses of every route. API routes get each error status where they
+ * declare codes beyond the generic ones (`ApiErrors`), with all the codes they can carry there and an
+ * example of each, and the ranges of `RANGES`. Rate-limited routes (all but the public ones: signing
+ * in, among the API's) carry the `X-RateLimit-*` headers on every response (errors too, but for 503
+ * shutting_down), and `Retry-After` on 429 and on 503: the success responses and the ranges list
+ * them. `/health`, `/ready` and `/docs` are not rate limited (docs/decisions.md, Rate limits). Request
+ * bodies' schemas are closed (`additionalProperties: false`): a field the route does not know is 400
+ * `validation_error`.
  */
 export function describeResponses(document: OpenAPIObject): OpenAPIObject {
   document.components ??= {};
@@ -98,46 +103,72 @@ export function describeResponses(document: OpenAPIObject): OpenAPIObject {
       const open = operation[PUBLIC_ROUTE_EXTENSION] === true;
       delete operation[PUBLIC_ROUTE_EXTENSION];
       if (open) operation.security = [];
-      if (!path.startsWith('/v1/')) continue;
-      closeRequestSchemas(document, operation.requestBody);
       const declared = operation[ERRORS_EXTENSION] ?? {};
       delete operation[ERRORS_EXTENSION];
-      const rateLimited = !open;
-      const idempotent = operation.parameters?.some(
-        (parameter) => 'name' in parameter && parameter.name === 'Idempotency-Key',
-      );
-      for (const [status, response] of Object.entries(operation.responses)) {
-        if (!response || '$ref' in response) continue;
-        response.headers = {
-          ...response.headers,
-          ...headersOf(status, rateLimited),
-          ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
-        };
-      }
-      for (const [status, own] of Object.entries(declared)) {
-        const generic = GENERIC_CODES[Number(status)] ?? [];
-        if (own.every((code) => generic.includes(code))) continue;
-        // Without the headers every response carries (said once, in info.description), which would
-        // take most of the room an operation unfolds to in Swagger UI.
-        const headers: Record<string, HeaderObject> = RETRY_AFTER[status]
-          ? { 'Retry-After': RETRY_AFTER[status] }
-          : {};
-        const codes = [...new Set([...own, ...generic])];
-        operation.responses[status] = errorResponse([Number(status)], codes, headers);
-      }
-      for (const [range, { name, statuses }] of Object.entries(RANGES)) {
-        const codes = statuses.flatMap((status) => GENERIC_CODES[status] ?? []);
-        const response = errorResponse(statuses, codes, headersOf(range, rateLimited));
-        if (rateLimited) {
-          shared[name] ??= response;
-          operation.responses[range] = { $ref: `#/components/responses/${name}` };
-        } else {
-          operation.responses[range] = response;
-        }
-      }
+      if (!path.startsWith('/v1/')) continue;
+      closeRequestSchemas(document, operation.requestBody);
+      addSuccessHeaders(operation, !open);
+      addOwnStatuses(operation, declared);
+      addRanges(operation, shared, !open);
     }
   }
   return document;
+}
+
+/** The headers every response carries, on the responses the route declares itself (its successes). */
+function addSuccessHeaders(operation: Operation, rateLimited: boolean): void {
+  const idempotent = operation.parameters?.some(
+    (parameter) => 'name' in parameter && parameter.name === 'Idempotency-Key',
+  );
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (!response || '$ref' in response) continue;
+    response.headers = {
+      ...response.headers,
+      ...headersOf(status, rateLimited),
+      ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
+    };
+  }
+}
+
+/**
+ * The statuses where a route answers codes of its own, with the generic codes of the status too.
+ * Without the headers every response carries (said once, in info.description), which would take most
+ * of the room an operation unfolds to in Swagger UI.
+ */
+function addOwnStatuses(operation: Operation, declared: Record<string, ErrorCode[]>): void {
+  for (const [status, own] of Object.entries(declared)) {
+    const generic = GENERIC_CODES[Number(status)] ?? [];
+    if (own.every((code) => generic.includes(code))) continue;
+    const headers: Record<string, HeaderObject> = RETRY_AFTER[status]
+      ? { 'Retry-After': RETRY_AFTER[status] }
+      : {};
+    operation.responses[status] = errorResponse(
+      [Number(status)],
+      [...new Set([...own, ...generic])],
+      headers,
+    );
+  }
+}
+
+/** The ranges: shared by rate-limited routes; a public route's own, without the credential statuses. */
+function addRanges(
+  operation: Operation,
+  shared: Record<string, ResponseObject | ReferenceObject>,
+  rateLimited: boolean,
+): void {
+  for (const [range, { name, statuses }] of Object.entries(RANGES)) {
+    const answered = rateLimited
+      ? statuses
+      : statuses.filter((status) => !CREDENTIAL_STATUSES.includes(status));
+    const codes = answered.flatMap((status) => GENERIC_CODES[status] ?? []);
+    const response = errorResponse(answered, codes, headersOf(range, rateLimited));
+    if (rateLimited) {
+      shared[name] ??= response;
+      operation.responses[range] = { $ref: `#/components/responses/${name}` };
+    } else {
+      operation.responses[range] = response;
+    }
+  }
 }
 
 /** The headers of a response, by its status or status range. */
