@@ -4,6 +4,7 @@
 #   - npm packages (skipped when package-lock.json has not changed since the last install)
 #   - pgvector for the local PostgreSQL (scripts/install-pgvector.sh)
 #   - Debian's chromium, which the browser test drives (never a browser download)
+#   - curl and jq, which the README walkthrough uses (and its test runs)
 #   - PostgreSQL and Redis started when they are local and down
 #   - the database created when missing
 #   - the TypeScript build (dist/), which also holds the compiled migrations
@@ -46,6 +47,21 @@ install_chromium() {
     { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 }
 
+install_walkthrough_tools() {
+  local missing=() tool
+  for tool in curl jq; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  if [ "${#missing[@]}" -eq 0 ]; then return; fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    log "missing ${missing[*]}, which the README walkthrough and its test need"
+    return
+  fi
+  log "installing ${missing[*]} (Debian's packages) for the README walkthrough and its test"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+}
+
 is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
 
 start_postgres() {
@@ -84,6 +100,7 @@ create_database() {
 install_npm_packages
 if is_local "$DATABASE_URL"; then bash scripts/install-pgvector.sh; fi
 install_chromium
+install_walkthrough_tools
 start_postgres
 start_redis
 create_database
