@@ -17,6 +17,16 @@ describe('structured extractors', () => {
     );
   });
 
+  it.each([
+    ['semicolons', 'Team;Cups;Note\nMaple Leafs;13;"won 1967; last"\nCanadiens;24;most\n'],
+    ['tabs', 'Team\tCups\tNote\nMaple Leafs\t13\twon 1967; last\nCanadiens\t24\tmost\n'],
+    ['pipes', 'Team|Cups|Note\nMaple Leafs|13|won 1967; last\nCanadiens|24|most\n'],
+  ])('reads a CSV delimited by %s as header: value pairs', (_, csv) => {
+    expect(text(extractCsv(csv))).toBe(
+      'Team: Maple Leafs | Cups: 13 | Note: won 1967; last\nTeam: Canadiens | Cups: 24 | Note: most',
+    );
+  });
+
   it('writes one path: value line per JSON value', () => {
     expect(text(extractJson('{"a": {"b": [1, "two"]}, "c": true, "d": null}'))).toBe(
       'a.b[0]: 1\na.b[1]: two\nc: true',

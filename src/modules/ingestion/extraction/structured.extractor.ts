@@ -1,6 +1,7 @@
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { isVisibleText } from 'src/common/validation/json-value.js';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { sniffDelimiter } from 'src/modules/ingestion/extraction/csv-dialect.js';
 import { XMLParser } from 'fast-xml-parser';
 import {
   defineMappingTag,
@@ -259,6 +260,7 @@ export function extractCsv(text: string): ExtractedText {
   let rows: string[][];
   try {
     rows = parseCsv(text, {
+      delimiter: sniffDelimiter(text),
       relax_column_count: true,
       relax_quotes: true,
       skip_empty_lines: true,
