@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jest } from '@jest/globals';
@@ -56,6 +56,7 @@ describe('EmbeddingService, with a model downloaded in the background', () => {
   afterEach(async () => {
     load.mockRestore();
     hub.corrupt.clear();
+    hub.requests.length = 0;
     await rm(modelsDir, { recursive: true, force: true });
   });
 
@@ -109,6 +110,19 @@ describe('EmbeddingService, with a model downloaded in the background', () => {
     expect(close).toHaveBeenCalledTimes(1);
     expect(service.current()).toBeNull();
     expect(listener).not.toHaveBeenCalled();
+  });
+
+  it('clears the staging folder of a download killed over an hour ago, with the model in place', async () => {
+    await mkdir(join(modelsDir, 'owner', 'model'), { recursive: true });
+    const stale = join(modelsDir, '.download-killed');
+    await mkdir(stale);
+    const longAgo = new Date(Date.now() - 2 * 3600_000);
+    await utimes(stale, longAgo, longAgo);
+    const service = create();
+    await service.onModuleInit();
+    expect(await readdir(modelsDir)).toEqual(['owner']);
+    expect(service.status().mode).toBe('hybrid');
+    expect(hub.requests).toEqual([]);
   });
 
   it('says in /ready that the download failed, and in the log why, with the URL', async () => {

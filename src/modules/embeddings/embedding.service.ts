@@ -15,7 +15,7 @@ import {
   DEFAULT_LOCAL_MODEL,
   LocalEmbeddingProvider,
 } from 'src/modules/embeddings/local-embedding.provider.js';
-import { downloadModel, hasModel } from 'src/modules/embeddings/model-download.js';
+import { downloadModel, hasModel, removeStaleStaging } from 'src/modules/embeddings/model-download.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
@@ -54,6 +54,8 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
 
   async onModuleInit(): Promise<void> {
     const options = this.config.embedding;
+    // Downloads killed half way leave their staging folders; a process that may write there clears them.
+    if (options.allowDownload) await removeStaleStaging(options.modelsDir, this.logger);
     switch (options.provider) {
       case 'none':
         this.reason = 'EMBEDDING_PROVIDER=none';
