@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createServer, type RequestListener } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from 'src/app.factory.js';
-import { AppError } from 'src/common/errors/app-error.js';
+import { startupFailure } from 'src/common/errors/startup-failure.js';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from 'src/app.module.js';
 import { configureListener } from 'src/common/http/http-listener.js';
@@ -67,13 +67,6 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof AppError) {
-    // A condition the message explains (the database out of reach): no stack trace.
-    process.stderr.write(`Startup failed: ${error.message}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(
-    `Startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  process.stderr.write(startupFailure(error));
   process.exit(1);
 });

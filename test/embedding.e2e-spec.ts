@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { addDocument, createDataset, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, hashVector, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
-import { bearer, freePort, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
+import {
+  bearer,
+  freePort,
+  runUntilExit,
+  startProcess,
+  startTestApp,
+  type TestApp,
+} from './utils/test-app.js';
 import { until } from './utils/until.js';
 
 describe('Embedding providers', () => {
@@ -166,6 +173,74 @@ describe('Embedding providers', () => {
       await t.close();
     }
   });
+
+  it('embeds at start the chunks indexed keyword-only, and only those, in datasets of no other model', async () => {
+    const t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
+    try {
+      const key = await t.createApiKey();
+      const add = async (datasetId: string, content: string) =>
+        (await addDocument(t.http, key, datasetId, { content })).document_id;
+      const keywordOnly = await createDataset(t.http, key);
+      await add(keywordOnly, 'Indexed before any model. '.repeat(40));
+      // A catch-up stopped half way: the model recorded, one document's chunks embedded, one's not.
+      const partly = await createDataset(t.http, key);
+      const embeddedBefore = await add(partly, 'Embedded by the first pass. '.repeat(40));
+      await add(partly, 'Left for the next start. '.repeat(40));
+      const marker = `[${[1, 0, 0, 0, 0, 0, 0, 0].join(',')}]`;
+      await t.sql.query(
+        `UPDATE datasets SET embedding_model = 'fake-embedder', embedding_dimensions = 8 WHERE id = $1`,
+        [partly],
+      );
+      await t.sql.query('UPDATE chunks SET embedding = $2::vector WHERE document_id = $1', [
+        embeddedBefore,
+        marker,
+      ]);
+      // Vectors of another model: `datasets reembed` decides, not the catch-up.
+      const otherModel = await createDataset(t.http, key);
+      await add(otherModel, 'Another model’s dataset. '.repeat(40));
+      await t.sql.query(
+        `UPDATE datasets SET embedding_model = 'other-embedder', embedding_dimensions = 8 WHERE id = $1`,
+        [otherModel],
+      );
+
+      const asked = openai.inputs.length;
+      const worker = await startProcess(
+        t,
+        { ...openAiEnv(openai), ROLE: 'worker' },
+        'ingestion worker started',
+      );
+      try {
+        const caughtUp = () =>
+          worker.output().split('dataset indexed keyword-only is now embedded').length - 1;
+        await until(() => caughtUp() === 2, 30_000);
+        const chunks = async (datasetId: string) =>
+          (
+            await t.sql.query<{ content: string; embedding: string | null; model: string | null }>(
+              `SELECT c.content, c.embedding::text AS embedding, d.embedding_model AS model
+                 FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1`,
+              [datasetId],
+            )
+          ).rows;
+        for (const row of await chunks(keywordOnly)) {
+          expect(row).toMatchObject({ model: 'fake-embedder', embedding: expect.stringMatching(/^\[/) });
+        }
+        for (const row of await chunks(partly)) {
+          if (row.content.startsWith('Embedded by the first pass')) expect(row.embedding).toBe(marker);
+          else expect(row.embedding).toMatch(/^\[/);
+        }
+        for (const row of await chunks(otherModel)) expect(row.embedding).toBeNull();
+        const sent = openai.inputs.slice(asked);
+        expect(sent.some((text) => text.startsWith('Indexed before any model'))).toBe(true);
+        expect(sent.some((text) => text.startsWith('Left for the next start'))).toBe(true);
+        expect(sent.some((text) => text.startsWith('Embedded by the first pass'))).toBe(false);
+        expect(sent.some((text) => text.startsWith('Another model'))).toBe(false);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 
   /** A command's outcome: its JSON result, or its exit code and standard error. */
   const settle = (run: Promise<unknown>): Promise<{ result?: unknown; code?: number; stderr?: string }> =>

@@ -371,6 +371,7 @@ describe('Boot', () => {
     'Users1732000000010',
     'OAuth1732000000011',
     'Webhooks1732000000012',
+    'ChunksWithoutVector1732000000013',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

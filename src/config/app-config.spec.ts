@@ -33,6 +33,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'production', FORCE_HTTPS: 'false' }).forceHttps).toBe(false);
   });
 
+  it('downloads models by default, but not in tests or where CI is set to anything but false, 0 or no', () => {
+    const allowed = (env: Record<string, string>) =>
+      loadConfig({ NODE_ENV: 'production', ...env }).embedding.allowDownload;
+    expect(allowed({})).toBe(true);
+    expect(allowed({ NODE_ENV: 'test' })).toBe(false);
+    for (const ci of ['true', '1', 'github-actions']) expect(allowed({ CI: ci })).toBe(false);
+    for (const ci of ['false', '0', 'no', 'NO']) expect(allowed({ CI: ci })).toBe(true);
+    expect(allowed({ CI: 'true', EMBEDDING_ALLOW_DOWNLOAD: 'true' })).toBe(true);
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

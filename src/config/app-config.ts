@@ -425,7 +425,7 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
   }
 }
 
-/** CI services set `CI` (true, 1, a name); `false` or `0` says it is not one. */
+/** CI services set `CI` (true, 1, a name); `false`, `0` or `no` says it is not one. */
 function runsInCi(read: EnvReader): boolean {
   const value = read.optional('CI');
   return value !== undefined && !/^(false|0|no)$/i.test(value);

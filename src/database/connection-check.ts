@@ -20,21 +20,25 @@ export async function checkDatabaseConnection(settings: ConnectionSettings): Pro
   try {
     await client.connect();
   } catch (error) {
-    throw unreachable(settings, error);
+    throw unreachable(settings, client, error);
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
+/** Where pg connects, as it read DATABASE_URL (a `host` parameter, a socket directory, PG* defaults). */
+type Target = Pick<pg.Client, 'host' | 'port' | 'user' | 'database'>;
+
 /** 503 database_unreachable: where the process looked, what went wrong there, and what to check. */
-function unreachable(settings: ConnectionSettings, error: unknown): AppError {
-  const { hostname, port, username, pathname } = new URL(settings.databaseUrl);
-  const address = `${hostname || 'localhost'}:${port || 5432}`;
-  const database = decodeURIComponent(pathname.slice(1)) || username;
+function unreachable(settings: ConnectionSettings, target: Target, error: unknown): AppError {
+  const host = target.host || 'localhost';
+  const port = target.port || 5432;
+  // A host that is a path is the directory of a Unix socket, as in libpq.
+  const address = host.startsWith('/') ? `the Unix socket ${host}/.s.PGSQL.${port}` : `${host}:${port}`;
   const { code, message } = error as { code?: string; message?: string };
   const [why, check] = reasonOf(code, message ?? String(error), settings.databaseConnectTimeoutMs, {
-    user: decodeURIComponent(username),
-    database,
+    user: target.user ?? '',
+    database: target.database || target.user || '',
   });
   return new AppError(
     503,
@@ -51,6 +55,7 @@ function reasonOf(
 ): [string, string] {
   const hostAndPort = 'Check that PostgreSQL is running there and that DATABASE_URL names its host and port';
   if (code === 'ECONNREFUSED') return ['connection refused, nothing listens there', hostAndPort];
+  if (code === 'ENOENT') return ['no socket there', hostAndPort];
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ['the host name does not resolve', hostAndPort];
   if (/timeout/i.test(message)) {
     return [

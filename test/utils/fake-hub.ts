@@ -1,26 +1,35 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
 export interface FakeHub {
   url: string;
-  /** The paths asked for, in order. */
+  /** The storage large files are redirected to: another origin, as Hugging Face's CDN is. */
+  storageUrl: string;
+  /** The paths asked for, of the hub and of its storage, in order. */
   requests: string[];
+  /** The `Accept-Encoding` of each request, in order. */
+  acceptEncodings: (string | undefined)[];
   /** Files (e.g. `onnx/model_quantized.onnx`) served with a byte changed, under the original's checksum. */
   corrupt: Set<string>;
   /** How long the large files take to send, spread over their bytes. */
   largeFileMs: number;
   /** False: no ETag or X-Linked-Etag, as a plain file server. */
   checksums: boolean;
+  /**
+   * `storage`: the hub's redirect of a large file declares nothing, and the storage answers with the
+   * file's sha256 as its own ETag (which a download must not take for the hub's word).
+   */
+  checksumAt: 'hub' | 'storage';
   close(): Promise<void>;
 }
 
 /**
  * A model hub on 127.0.0.1 laid out as Hugging Face's, serving the files of `dir` as model `model`:
  * `/<model>/resolve/main/<file>`. Small files answer at once with their git blob hash as ETag; the
- * `.onnx` files redirect to a storage path with their sha256 in `X-Linked-Etag`, where they are sent
- * in slices over `largeFileMs`.
+ * `.onnx` files redirect to a storage server of their own (another port, so another origin) with
+ * their sha256 in `X-Linked-Etag`, where they are sent in slices over `largeFileMs`.
  */
 export async function startFakeHub(dir: string, model: string, files: readonly string[]): Promise<FakeHub> {
   const contents = new Map(files.map((file) => [file, readFileSync(join(dir, file))]));
@@ -47,40 +56,61 @@ export async function startFakeHub(dir: string, model: string, files: readonly s
       }
     }, hub.largeFileMs / slices);
   };
-
-  const server = createServer((req, res) => {
+  const record = (req: IncomingMessage) => {
     const path = decodeURIComponent(new URL(req.url!, 'http://hub').pathname);
     hub.requests.push(path);
+    hub.acceptEncodings.push(req.headers['accept-encoding']);
+    return path;
+  };
+
+  const storage = createServer((req, res) => {
+    const path = record(req);
+    const file = path.startsWith('/storage/') ? path.slice('/storage/'.length) : null;
+    if (!file || !contents.has(file)) return res.writeHead(404).end('Not found');
+    // A storage's ETag is its own business (S3's is an MD5, or not a hash at all).
+    res.setHeader('ETag', hub.checksumAt === 'storage' ? `"${sha256.get(file)}"` : '"storage-1"');
+    send(res, file, true);
+  });
+  const server = createServer((req, res) => {
+    const path = record(req);
     const prefix = `/${model}/resolve/main/`;
-    const stored = path.startsWith('/storage/') ? path.slice('/storage/'.length) : null;
-    if (stored && contents.has(stored)) return send(res, stored, true);
     const file = path.startsWith(prefix) ? path.slice(prefix.length) : null;
     if (!file || !contents.has(file)) return res.writeHead(404).end('Entry not found');
     if (file.endsWith('.onnx')) {
       const etag = `"${sha256.get(file)}"`;
+      const declared = hub.checksums && hub.checksumAt === 'hub';
       return res
         .writeHead(302, {
-          Location: `/storage/${file}`,
-          ...(hub.checksums ? { 'X-Linked-Etag': etag, ETag: etag } : {}),
+          Location: `${hub.storageUrl}/storage/${file}`,
+          ...(declared ? { 'X-Linked-Etag': etag, ETag: etag } : {}),
         })
         .end();
     }
     if (hub.checksums) res.setHeader('ETag', `"${gitHash(contents.get(file)!)}"`);
     send(res, file, false);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const listen = async (s: typeof server) => {
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+  };
+  const stop = (s: typeof server) =>
+    new Promise<void>((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
+    });
   const hub: FakeHub = {
-    url: `http://127.0.0.1:${port}`,
+    url: await listen(server),
+    storageUrl: await listen(storage),
     requests: [],
+    acceptEncodings: [],
     corrupt: new Set(),
     largeFileMs: 0,
     checksums: true,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    checksumAt: 'hub',
+    close: async () => {
+      await stop(server);
+      await stop(storage);
+    },
   };
   return hub;
 }

@@ -84,7 +84,8 @@ const INSERT_CHUNKS = `WITH input AS (
  * The search index's writes: chunks with their vectors, BM25 postings (`chunk_terms`), the terms'
  * document frequencies (`term_stats`) and the dataset's totals, always changed together in the
  * caller's transaction, under the dataset's chunk lock (`lockDataset`), so that the statistics stay
- * exact. Nothing else writes these tables.
+ * exact. Nothing else writes these tables but `ChunkVectorsRepository`, which writes only the vectors of
+ * chunks indexed earlier, under the same lock.
  */
 @Injectable()
 export class ChunkIndexRepository {
@@ -136,57 +137,6 @@ export class ChunkIndexRepository {
     const removed = await this.deleteDocumentChunks(tx, documentId);
     await this.adjustTotals(tx, datasetId, -removed.chunks, -removed.length);
     return removed;
-  }
-
-  /** A page of a dataset's chunks in key order, after `afterSeq`. */
-  chunkPage(
-    datasetSeq: string,
-    afterSeq: string,
-    limit: number,
-  ): Promise<{ seq: string; content: string }[]> {
-    return this.db.query(
-      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      [datasetSeq, afterSeq, limit],
-    );
-  }
-
-  /** Chunks of a dataset that have no vector yet, in key order. */
-  chunksWithoutVector(datasetSeq: string, limit: number): Promise<{ seq: string; content: string }[]> {
-    return this.db.query(
-      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND embedding IS NULL ORDER BY seq LIMIT $2`,
-      [datasetSeq, limit],
-    );
-  }
-
-  /** Takes the dataset out of vector search while it is re-embedded: new chunks come without vectors. */
-  async startReembedding(tx: Tx, datasetId: string): Promise<void> {
-    await tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]);
-  }
-
-  /** Records the model the dataset's vectors are now of, and puts it back into vector search. */
-  async finishReembedding(
-    tx: Tx,
-    datasetId: string,
-    model: { name: string; dimensions: number },
-  ): Promise<void> {
-    await tx.query(
-      'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
-      [datasetId, model.name, model.dimensions],
-    );
-  }
-
-  /**
-   * Replaces the vectors of chunks (re-embedding). The caller holds the dataset's chunk lock: the rows
-   * this locks, in its own order, could otherwise cross those of a document's or the dataset's
-   * deletion, and one of the two would fail as a deadlock.
-   */
-  async setVectors(tx: Tx, seqs: string[], vectors: number[][]): Promise<void> {
-    await tx.query(
-      `UPDATE chunks SET embedding = v.embedding::vector
-         FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
-        WHERE chunks.seq = v.seq`,
-      [seqs, vectors.map((vector) => toSql(vector) as string)],
-    );
   }
 
   /**

@@ -15,7 +15,7 @@ import {
   DEFAULT_LOCAL_MODEL,
   LocalEmbeddingProvider,
 } from 'src/modules/embeddings/local-embedding.provider.js';
-import { downloadModel, hasModel } from 'src/modules/embeddings/model-download.js';
+import { downloadModel, hasModel, removeStaleStaging } from 'src/modules/embeddings/model-download.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 
@@ -36,7 +36,7 @@ export interface EmbeddingStatus {
  *
  * A local model missing from MODELS_DIR is downloaded when EMBEDDING_ALLOW_DOWNLOAD allows: before
  * start-up ends for `local`, in the background for `auto`, whose process answers keyword-only
- * meanwhile and turns hybrid when the model is loaded (`onLateProvider` is then told).
+ * meanwhile and turns hybrid when the model is loaded (`onProvider` is then told).
  */
 @Injectable()
 export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -44,7 +44,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   private reason = '';
   private background: Promise<void> = Promise.resolve();
   private readonly stopping = new AbortController();
-  private readonly lateListeners: ((provider: EmbeddingProvider) => void)[] = [];
+  private readonly listeners: ((provider: EmbeddingProvider) => void)[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -54,6 +54,8 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
 
   async onModuleInit(): Promise<void> {
     const options = this.config.embedding;
+    // Downloads killed half way leave their staging folders; a process that may write there clears them.
+    if (options.allowDownload) await removeStaleStaging(options.modelsDir, this.logger);
     switch (options.provider) {
       case 'none':
         this.reason = 'EMBEDDING_PROVIDER=none';
@@ -84,9 +86,14 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     if (this.provider) await this.ready(this.provider);
   }
 
-  /** Told once, when the provider arrives after start-up (a downloaded model); never in a process that had one at start. */
-  onLateProvider(listener: (provider: EmbeddingProvider) => void): void {
-    this.lateListeners.push(listener);
+  /**
+   * Tells `listener` once, when there is a provider: at once when there is one already (chosen at
+   * start-up, or downloaded before the call), else when a downloaded model is loaded; never in a
+   * process that stays keyword-only, or that is shutting down when the model loads.
+   */
+  onProvider(listener: (provider: EmbeddingProvider) => void): void {
+    if (this.provider) listener(this.provider);
+    else this.listeners.push(listener);
   }
 
   /** A download under way stops (its files are removed); a model being loaded is waited for. */
@@ -172,7 +179,8 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   /** Keyword-only until the model is downloaded and loaded; then hybrid, for every later search and document. */
   private async downloadInBackground(): Promise<void> {
     const model = this.localModel();
-    this.reason = `the local model ${model} is being downloaded from ${this.config.embedding.hubUrl}`;
+    // /ready is open to anyone: the hub's address and the failures' URLs go to the log only.
+    this.reason = `the local model ${model} is being downloaded`;
     this.logger.warn(
       { model, hub: this.config.embedding.hubUrl },
       'search runs keyword-only (BM25) until the embedding model is downloaded and loaded',
@@ -185,12 +193,18 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     } catch (error) {
       await provider?.close();
       if (!this.stopping.signal.aborted) {
-        this.keywordOnly(`the local model could not be downloaded and loaded: ${(error as Error).message}`);
+        this.logger.error({ err: error, model }, 'the local model could not be downloaded and loaded');
+        this.keywordOnly(`the local model ${model} could not be downloaded and loaded (see the log)`);
       }
       return;
     }
+    // Loaded while shutting down: the process that would use it is closing (its pool with it).
+    if (this.stopping.signal.aborted) {
+      await provider.close();
+      return;
+    }
     this.provider = provider;
-    for (const listener of this.lateListeners) listener(provider);
+    for (const listener of this.listeners.splice(0)) listener(provider);
   }
 
   private openai(): Promise<OpenAIEmbeddingProvider> {

@@ -1,10 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env, ModelRegistry } from '@huggingface/transformers';
 import { pino } from 'pino';
-import { downloadModel, hasModel, MODEL_FILES } from 'src/modules/embeddings/model-download.js';
+import {
+  checkModelId,
+  downloadModel,
+  hasModel,
+  MODEL_FILES,
+  redirectTarget,
+} from 'src/modules/embeddings/model-download.js';
 import { type FakeHub, startFakeHub } from '../../../test/utils/fake-hub.js';
 
 const SYNTHETIC = join(process.cwd(), '.cache', 'models');
@@ -36,8 +42,8 @@ describe('downloadModel', () => {
   let modelsDir: string;
   const lines: { msg: string; file?: string; percent?: number }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-  const download = (signal?: AbortSignal) =>
-    downloadModel({ hubUrl: hub.url, model: 'owner/model', modelsDir, logger, signal });
+  const download = (signal?: AbortSignal, idleTimeoutMs?: number) =>
+    downloadModel({ hubUrl: hub.url, model: 'owner/model', modelsDir, logger, signal, idleTimeoutMs });
 
   beforeAll(async () => {
     hub = await startFakeHub(join(SYNTHETIC, MODEL), 'owner/model', MODEL_FILES);
@@ -47,6 +53,7 @@ describe('downloadModel', () => {
     modelsDir = await mkdtemp(join(tmpdir(), 'models-'));
     hub.corrupt.clear();
     hub.requests.length = 0;
+    hub.acceptEncodings.length = 0;
     lines.length = 0;
   });
   afterEach(() => rm(modelsDir, { recursive: true, force: true }));
@@ -60,6 +67,9 @@ describe('downloadModel', () => {
       ).toBe(true);
     }
     expect(hub.requests).toContain('/storage/onnx/model_quantized.onnx');
+    // Uncompressed, so that the bytes hashed are the file's.
+    expect(hub.acceptEncodings).toHaveLength(hub.requests.length);
+    expect(new Set(hub.acceptEncodings)).toEqual(new Set(['identity']));
     expect(await readdir(modelsDir)).toEqual(['owner']);
     const progress = lines.filter((line) => line.file === 'onnx/model_quantized.onnx');
     expect(progress.map((line) => line.percent)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
@@ -104,4 +114,101 @@ describe('downloadModel', () => {
     );
     expect(await readdir(modelsDir)).toEqual([]);
   });
+
+  it('refuses a large file whose only checksum is the ETag of the storage it is redirected to', async () => {
+    hub.checksumAt = 'storage';
+    try {
+      await expect(download()).rejects.toThrow(
+        'onnx/model_quantized.onnx: the hub declares no checksum for it',
+      );
+    } finally {
+      hub.checksumAt = 'hub';
+    }
+    expect(hub.requests).toContain('/storage/onnx/model_quantized.onnx');
+    expect(await readdir(modelsDir)).toEqual([]);
+  });
+
+  it('gives up on a file whose bytes stop arriving, leaving nothing behind', async () => {
+    hub.largeFileMs = 20_000; // a slice a second
+    try {
+      await expect(download(undefined, 300)).rejects.toThrow(
+        `${hub.url}/owner/model/resolve/main/onnx/model_quantized.onnx: nothing received for 0.3 s`,
+      );
+    } finally {
+      hub.largeFileMs = 0;
+    }
+    expect(await readdir(modelsDir)).toEqual([]);
+  });
+
+  it('removes the staging folders of downloads abandoned over an hour ago, and only those', async () => {
+    const stale = join(modelsDir, '.download-stale');
+    const fresh = join(modelsDir, '.download-fresh');
+    for (const dir of [stale, fresh]) {
+      await mkdir(join(dir, 'onnx'), { recursive: true });
+      await writeFile(join(dir, 'onnx', 'model_quantized.onnx'), 'partial');
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    for (const path of [join(stale, 'onnx', 'model_quantized.onnx'), join(stale, 'onnx'), stale]) {
+      await utimes(path, twoHoursAgo, twoHoursAgo);
+    }
+    // Another process's download that still writes, in a folder made long ago.
+    await utimes(fresh, twoHoursAgo, twoHoursAgo);
+    await download();
+    expect((await readdir(modelsDir)).sort()).toEqual(['.download-fresh', 'owner']);
+    expect(lines.map((line) => line.msg)).toContain(
+      'removed the staging folder of an abandoned model download',
+    );
+  });
+});
+
+describe('checkModelId', () => {
+  it.each([['Xenova/bge-small-en-v1.5'], ['owner/model'], ['gpt2'], ['a_b/c-d.e']])('accepts %s', (id) => {
+    expect(() => checkModelId(id)).not.toThrow();
+  });
+
+  it.each([
+    ['..'],
+    ['.'],
+    ['owner/..'],
+    ['../models'],
+    ['owner/.'],
+    ['.hidden/model'],
+    ['owner/.git'],
+    ['a/b/c'],
+    ['owner/'],
+    ['/abs'],
+    [''],
+  ])('refuses %j', (id) => {
+    expect(() => checkModelId(id)).toThrow('is not a model id of the hub');
+  });
+
+  it('is checked before anything is written', async () => {
+    const modelsDir = join(tmpdir(), `models-never-${process.pid}`);
+    const logger = pino({ level: 'silent' });
+    await expect(
+      downloadModel({ hubUrl: 'http://127.0.0.1:9', model: 'owner/..', modelsDir, logger }),
+    ).rejects.toThrow('is not a model id');
+    expect(existsSync(modelsDir)).toBe(false);
+  });
+});
+
+describe('redirectTarget', () => {
+  it('follows a relative redirect, and HTTPS to HTTPS or HTTP to HTTPS elsewhere', () => {
+    expect(redirectTarget('https://hub.example/a/resolve/main/x', '/b')).toBe('https://hub.example/b');
+    expect(redirectTarget('https://hub.example/x', 'https://cdn.example/y')).toBe('https://cdn.example/y');
+    expect(redirectTarget('http://127.0.0.1:1/x', 'https://cdn.example/y')).toBe('https://cdn.example/y');
+  });
+
+  it('refuses a redirect from HTTPS down to plain HTTP', () => {
+    expect(() => redirectTarget('https://hub.example/x', 'http://cdn.example/y')).toThrow(
+      'redirects from HTTPS to plain HTTP',
+    );
+  });
+
+  it.each([['file:///etc/passwd'], ['ftp://cdn.example/y'], ['data:,hi']])(
+    'refuses a redirect to %s',
+    (to) => {
+      expect(() => redirectTarget('https://hub.example/x', to)).toThrow('only http: and https: are followed');
+    },
+  );
 });

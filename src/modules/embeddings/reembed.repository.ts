@@ -5,6 +5,10 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Tx } from 'src/database/transaction.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import {
+  ChunkVectorsRepository,
+  type VectorModel,
+} from 'src/modules/chunk-index/chunk-vectors.repository.js';
 
 /** A run's hold on a dataset's re-embedding lock: the database session that holds it. */
 export interface ReembeddingLock {
@@ -18,8 +22,9 @@ export interface ReembeddingLock {
 const REEMBEDDING_KEY = `hashtextextended('dataset reembedding ' || $1, 0)`;
 
 /**
- * `datasets reembed`'s lock and the dataset's re-embedding state (ReembedService); the vectors are
- * written through `ChunkIndexRepository`, under the lock this checks.
+ * `datasets reembed`'s lock, which the catch-up of chunks without vectors takes too, and the dataset's
+ * re-embedding state (ReembedService); the vectors are written through `ChunkVectorsRepository`, under
+ * the lock this checks.
  */
 @Injectable()
 export class ReembedRepository {
@@ -27,6 +32,7 @@ export class ReembedRepository {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chunkIndex: ChunkIndexRepository,
+    private readonly chunkVectors: ChunkVectorsRepository,
   ) {}
 
   /** The dataset's internal key, or null when there is no such dataset. */
@@ -35,17 +41,6 @@ export class ReembedRepository {
       datasetId,
     ]);
     return row?.seq ?? null;
-  }
-
-  /**
-   * Datasets with chunks and no embedding model: indexed while the service ran keyword-only (across
-   * accounts: the service catches them up itself, see ReembedService).
-   */
-  async datasetsWithoutModel(): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }[]>(
-      'SELECT id FROM datasets WHERE embedding_model IS NULL AND chunk_count > 0 ORDER BY seq',
-    );
-    return rows.map((row) => row.id);
   }
 
   /**
@@ -90,7 +85,7 @@ export class ReembedRepository {
    */
   startReembedding(lock: ReembeddingLock): Promise<boolean> {
     // Under the chunk lock: after the indexing under way, before the next.
-    return this.holding(lock, (tx) => this.chunkIndex.startReembedding(tx, lock.datasetId));
+    return this.holding(lock, (tx) => this.chunkVectors.startReembedding(tx, lock.datasetId));
   }
 
   /**
@@ -99,7 +94,26 @@ export class ReembedRepository {
    * dataset's deletion, and one of the two would fail as a deadlock.
    */
   setEmbeddings(lock: ReembeddingLock, seqs: string[], vectors: number[][]): Promise<boolean> {
-    return this.holding(lock, (tx) => this.chunkIndex.setVectors(tx, seqs, vectors));
+    return this.holding(lock, (tx) => this.chunkVectors.setVectors(tx, seqs, vectors));
+  }
+
+  /**
+   * Writes a page of vectors of `model` for chunks indexed without one (`ChunkVectorsRepository.fillVectors`):
+   * `lost` when `lock` is no longer held, `refused` when the dataset holds another model's vectors or
+   * is being re-embedded (or was deleted); nothing is written then.
+   */
+  async fillVectors(
+    lock: ReembeddingLock,
+    seqs: string[],
+    vectors: number[][],
+    model: VectorModel,
+  ): Promise<'written' | 'refused' | 'lost'> {
+    let written = false;
+    const held = await this.holding(lock, async (tx) => {
+      written = await this.chunkVectors.fillVectors(tx, lock.datasetId, seqs, vectors, model);
+    });
+    if (!held) return 'lost';
+    return written ? 'written' : 'refused';
   }
 
   /**
@@ -108,7 +122,7 @@ export class ReembedRepository {
    */
   finishReembedding(lock: ReembeddingLock, model: string, dimensions: number): Promise<boolean> {
     return this.holding(lock, (tx) =>
-      this.chunkIndex.finishReembedding(tx, lock.datasetId, { name: model, dimensions }),
+      this.chunkVectors.finishReembedding(tx, lock.datasetId, { name: model, dimensions }),
     );
   }
 

@@ -9,10 +9,12 @@ import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recove
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
 /**
  * The pipeline that processes documents: the queue's processor, extraction (with OCR), chunking and
- * embedding through `EmbeddingsModule`, indexing through `ChunkIndexModule`, and the recovery sweep.
+ * embedding through `EmbeddingsModule`, indexing through `ChunkIndexModule`, the recovery sweep, and
+ * the catch-up of chunks indexed keyword-only.
  * Imported only where documents are processed: ROLE `all` (default) or `worker`.
  */
 @Module({
@@ -24,6 +26,7 @@ import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
     IngestionRecoveryService,
     ExtractionService,
     OcrService,
+    VectorCatchUpService,
   ],
 })
 export class IngestionModule {}

@@ -7,6 +7,8 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 import type { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import type { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
 const run = { documentId: 'doc_1', generation: 2 };
@@ -21,13 +23,31 @@ const loaded = {
   content: Buffer.from('text'),
 };
 
-function setUp(options: { extract: ExtractionService['extract']; indexed?: boolean; loaded?: unknown }) {
+const provider: EmbeddingProvider = {
+  name: 'openai',
+  model: 'm',
+  dimensions: 2,
+  maxTokens: 100,
+  chunk: () => Promise.reject(new Error('chunked by the service')),
+  embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0])),
+  embedQuery: () => Promise.resolve([1, 0]),
+};
+
+function setUp(options: {
+  extract: ExtractionService['extract'];
+  indexed?: boolean;
+  loaded?: unknown;
+  /** What `current()` gives, call after call (the last one from then on); a provider by default. */
+  providers?: (EmbeddingProvider | null)[];
+}) {
   const stages: string[] = [];
+  const providers = [...(options.providers ?? [provider])];
   // The run's processing time, from the database's clock; null when the run was no longer current.
   const index = jest.fn<IngestionRepository['index']>(() =>
     Promise.resolve(options.indexed === false ? null : 1_234),
   );
   const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
+  const request = jest.fn<VectorCatchUpService['request']>(() => Promise.resolve());
   const documents = strictMock<DocumentsRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
     setProgress: (_run, stage) => {
@@ -38,15 +58,7 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
   // Indexing and failing write the document's event in their own transaction (IngestionRepository).
   const repository = strictMock<IngestionRepository>({ index, fail });
   const embedding = strictMock<EmbeddingService>({
-    current: () => ({
-      name: 'openai',
-      model: 'm',
-      dimensions: 2,
-      maxTokens: 100,
-      chunk: () => Promise.reject(new Error('chunked by the service')),
-      embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0])),
-      embedQuery: () => Promise.resolve([1, 0]),
-    }),
+    current: () => (providers.length > 1 ? providers.shift()! : providers[0]),
     chunk: (text) =>
       Promise.resolve(
         chunkText(text, { count: (t) => t.split(' ').length }, { maxTokens: 50, overlapTokens: 0 }),
@@ -57,9 +69,10 @@ function setUp(options: { extract: ExtractionService['extract']; indexed?: boole
     repository,
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,
+    strictMock<VectorCatchUpService>({ request }),
     pino({ level: 'silent' }),
   );
-  return { service, stages, index, fail };
+  return { service, stages, index, fail, request };
 }
 
 describe('IngestionService.process', () => {
@@ -75,6 +88,22 @@ describe('IngestionService.process', () => {
       [expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' })],
       { model: 'm', dimensions: 2, vectors: [[1, 0]] },
     );
+  });
+
+  it('asks for a catch-up when it indexed keyword-only and the model arrived meanwhile', async () => {
+    const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
+    const late = setUp({ extract, providers: [null, provider] });
+    await late.service.process(run);
+    expect(late.stages).toEqual(['extraction', 'chunking', 'indexing']);
+    expect(late.index).toHaveBeenCalledWith(run, 'ds_1', expect.any(Array), null);
+    expect(late.request).toHaveBeenCalledTimes(1);
+
+    // Keyword-only with no model to come, or embedded: nothing to catch up.
+    for (const providers of [[null], [provider]]) {
+      const other = setUp({ extract, providers });
+      await other.service.process(run);
+      expect(other.request).not.toHaveBeenCalled();
+    }
   });
 
   it('fails the document with the code of a permanent error, without retrying', async () => {

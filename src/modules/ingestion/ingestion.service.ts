@@ -10,6 +10,7 @@ import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.s
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
 /** Share of the progress bar at which each stage starts. */
 const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 } as const;
@@ -27,6 +28,7 @@ export class IngestionService {
     private readonly repository: IngestionRepository,
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
+    private readonly catchUp: VectorCatchUpService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -56,6 +58,8 @@ export class IngestionService {
       const paths = headingPaths(extracted, chunks);
       const indexed = chunks.map((chunk, i) => ({ ...chunk, context: indexContext(title, paths[i]) }));
       await this.repository.index(run, document.datasetId, indexed, embeddings);
+      // Indexed keyword-only while the model was loading: the catch-up may already have passed by.
+      if (!provider && this.embedding.current()) void this.catchUp.request();
     } catch (error) {
       if (!(error instanceof PermanentProcessingError)) throw error;
       await this.fail(run, { code: error.code, message: error.message, details: error.details });

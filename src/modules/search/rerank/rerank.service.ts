@@ -1,4 +1,10 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
@@ -7,8 +13,9 @@ import { HttpReranker, LocalCrossEncoder, type Reranker } from 'src/modules/sear
 
 /** The configured reranker (RERANK_PROVIDER), loaded at start-up; a configured one that fails stops the process. */
 @Injectable()
-export class RerankService implements OnModuleInit, OnApplicationShutdown {
+export class RerankService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private reranker: Reranker | null = null;
+  private readonly stopping = new AbortController();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -21,7 +28,7 @@ export class RerankService implements OnModuleInit, OnApplicationShutdown {
       const { modelsDir, allowDownload, hubUrl } = this.config.embedding;
       // Before start-up ends: a reranker that was asked for must work.
       if (allowDownload && !hasModel(modelsDir, model)) {
-        await downloadModel({ hubUrl, model, modelsDir, logger: this.logger });
+        await downloadModel({ hubUrl, model, modelsDir, logger: this.logger, signal: this.stopping.signal });
       }
       this.reranker = await LocalCrossEncoder.create({ model, modelsDir }, (err) =>
         this.logger.error(
@@ -34,6 +41,11 @@ export class RerankService implements OnModuleInit, OnApplicationShutdown {
       this.reranker = new HttpReranker(model, baseUrl, apiKey);
     }
     if (this.reranker) this.logger.info({ provider, model }, 'reranker ready');
+  }
+
+  /** A download under way stops (its files are removed). */
+  beforeApplicationShutdown(): void {
+    this.stopping.abort();
   }
 
   /** After the HTTP server has closed, so that searches still running finish their reranking. */
