@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import type { Scheduler } from 'tesseract.js';
 import type { AppConfig } from 'src/config/app-config.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
@@ -50,5 +51,69 @@ describe('OcrService pixel limit', () => {
   it('fails an image whose header cannot be read with invalid_document', async () => {
     const error = await failure(ocrService(40_000_000).extract(blackPng(64, 32).subarray(0, 20)));
     expect(error.code).toBe('invalid_document');
+  });
+});
+
+describe('OcrService small text', () => {
+  /** The service with a recognizer whose layout pass finds lines of the given heights; it keeps what it reads. */
+  function withLines(heights: number[], maxPixels = 40_000_000) {
+    const service = new OcrService({ ocr: { workers: 1, maxPixels } } as AppConfig);
+    const read: Buffer[] = [];
+    let layoutPasses = 0;
+    const lines = heights.map((height) => ({ bbox: { y0: 10, y1: 10 + height } }));
+    const scheduler = {
+      addJob: (_: string, image: Buffer, __: unknown, output?: { layoutBlocks?: boolean }) => {
+        if (output?.layoutBlocks) {
+          layoutPasses++;
+          return Promise.resolve({ data: { text: null, layoutBlocks: [{ paragraphs: [{ lines }] }] } });
+        }
+        read.push(image);
+        return Promise.resolve({ data: { text: 'recognised' } });
+      },
+    };
+    (service as unknown as { pool: () => Promise<Scheduler> }).pool = () =>
+      Promise.resolve(scheduler as unknown as Scheduler);
+    return { service, read, layoutPasses: () => layoutPasses };
+  }
+
+  const pgmHeader = (image: Buffer) =>
+    /^P5\n(\d+) (\d+)\n255\n/.exec(image.subarray(0, 32).toString('latin1'));
+
+  it('reads an image whose lines are under 20 px from a grey copy 1.5 times its size', async () => {
+    const { service, read } = withLines([13, 12, 13, 40]);
+    await service.extract(blackPng(200, 100));
+    expect(read).toHaveLength(1);
+    const header = pgmHeader(read[0]);
+    expect(header?.slice(1)).toEqual(['300', '150']);
+    expect(read[0].length).toBe(header![0].length + 300 * 150);
+  });
+
+  it('enlarges an image as it is shown: turned by its EXIF orientation', async () => {
+    const { service, read } = withLines([12]);
+    const sideways = await sharp(blackPng(200, 100)).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    await service.extract(sideways);
+    expect(pgmHeader(read[0])?.slice(1)).toEqual(['150', '300']);
+  });
+
+  it('reads an image with lines of 20 px and more as it is', async () => {
+    const { service, read } = withLines([31, 30, 12]);
+    const image = blackPng(200, 100);
+    await service.extract(image);
+    expect(read).toEqual([image]);
+  });
+
+  it('reads an image in which the layout pass finds no line as it is', async () => {
+    const { service, read } = withLines([]);
+    const image = blackPng(200, 100);
+    await service.extract(image);
+    expect(read).toEqual([image]);
+  });
+
+  it('reads an image as it is, unmeasured, when its enlarged copy would pass OCR_MAX_PIXELS', async () => {
+    const { service, read, layoutPasses } = withLines([12], 40_000);
+    const image = blackPng(200, 100);
+    await service.extract(image);
+    expect(read).toEqual([image]);
+    expect(layoutPasses()).toBe(0);
   });
 });
