@@ -1034,6 +1034,10 @@ describe.each([
     expect(await numbers({ tags: 'odd', year: { $lt: 2010 } }, 50)).toEqual([1, 3, 5, 7, 9]);
   });
 
+  it('finds nothing, without walking, when no document passes', async () => {
+    expect(await numbers({ category: 'none' }, 5)).toEqual([]);
+  });
+
   it(`searches ${throughIndex ? 'through' : 'without'} the HNSW index`, async () => {
     await numbers({ tags: 'odd' }, 5); // 75 matches: the walk alone finds the 50 candidates
     // Each connection's latest statement; the walk's orders by the indexed half-precision expression.

@@ -2,7 +2,7 @@ import type { AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
-import { NO_FILTER, parseFilters } from 'src/modules/search/filters.js';
+import { parseFilters } from 'src/modules/search/filters.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -91,6 +91,7 @@ describe('Search reads', () => {
         names.map((name) => contents[name]),
         vectors,
       );
+      await db.sql.query('UPDATE documents SET chunks_created = $2 WHERE id = $1', [id, names.length]);
       return id;
     };
     documents.A = await write(main, ['a0', 'a1'], [at(0.1), at(0.4)], metadata.A);
@@ -323,7 +324,7 @@ describe('Search reads', () => {
       vector: QUERY,
       candidates: 10,
       shown: 2,
-      filter: NO_FILTER,
+      documents: null as string[] | null,
       exact: true,
       ...overrides,
     });
@@ -404,19 +405,16 @@ describe('Search reads', () => {
     });
 
     it.each([true, false])(
-      'gives only chunks of ready documents passing the filter (exact: %s)',
+      'gives only chunks of the documents given, checked on the chunk rows (exact: %s)',
       async (exact) => {
-        const filtered = await nearestWithPlans({ exact, filter: parseFilters({ category: 'guide' }) });
+        const filtered = await nearestWithPlans({ exact, documents: [documents.A] });
         expect(named(filtered.hits)).toEqual(['a0', 'a1']);
-        await withChange(
-          `UPDATE documents SET status = 'processing' WHERE id = $1`,
-          `UPDATE documents SET status = 'ready' WHERE id = $1`,
-          [documents.A],
-          async () => {
-            const hits = await nearestWithPlans({ exact, filter: parseFilters({ year: { $gte: 2000 } }) });
-            expect(named(hits.hits)).toEqual(['b0', 'b1']);
-          },
-        );
+        // Checked on the chunk rows as the walk goes: no join with documents to choose them, only
+        // the lookup of the shown chunks' metadata.
+        const plan = filtered.plans[0];
+        expect(plan.includes('chunks_embedding_3_idx')).toBe(!exact);
+        expect(plan.match(/"Relation Name":"documents"/g)).toHaveLength(1);
+        expect(named((await nearestWithPlans({ exact, documents: [] })).hits)).toEqual([]);
       },
     );
 
@@ -446,6 +444,25 @@ describe('Search reads', () => {
       const [hit] = await repository.nearest(reads.statements(), wideQuery);
       expect(named([hit])).toEqual(['f0']);
       expect(hit.distance).toBeCloseTo(1, 6);
+    });
+  });
+
+  describe('SearchRepository.passingDocuments', () => {
+    it("gives the dataset's ready documents passing the filter, and their chunks", async () => {
+      const passing = (filters: object) => repository.passingDocuments(main.id, parseFilters(filters));
+      // C is a guide too, but still processing.
+      expect(await passing({ category: 'guide' })).toEqual({ ids: [documents.A], chunks: 2 });
+      expect(await passing({ year: { $gte: 2021 } })).toEqual({ ids: [documents.B], chunks: 2 });
+      const both = await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] });
+      expect({ ...both, ids: [...both.ids].sort() }).toEqual({
+        ids: [documents.A, documents.B].sort(),
+        chunks: 4,
+      });
+      expect(await passing({ tags: 'chemistry' })).toEqual({ ids: [], chunks: 0 });
+      expect(await repository.passingDocuments(other.id, parseFilters({ category: 'guide' }))).toEqual({
+        ids: [],
+        chunks: 0,
+      });
     });
   });
 

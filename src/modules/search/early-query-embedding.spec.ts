@@ -11,6 +11,7 @@ import type { RerankService } from 'src/modules/search/rerank/rerank.service.js'
 import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import type { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
+import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { type SearchOptions, SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -36,6 +37,7 @@ function setUp(idle: boolean | undefined) {
     strictMock<SearchRepository>({}),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset) }),
     strictMock<EmbeddingService>({ current: () => provider }),
+    new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
     strictMock<RerankService>({ current: () => null }),
     strictMock<AppConfig>({}),
   );

@@ -10,6 +10,7 @@ import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -20,6 +21,7 @@ import { VectorLeg } from 'src/modules/search/vector-leg.js';
   controllers: [SearchController],
   providers: [
     SearchService,
+    QueryVectors,
     EarlyQueryEmbedding,
     KeywordLeg,
     VectorLeg,

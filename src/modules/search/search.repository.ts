@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Read } from 'src/database/read.js';
 import { type ParsedFilter, renderFilter } from 'src/modules/search/filters.js';
-import type { ChunkRow } from 'src/modules/search/search.types.js';
+import type { ChunkRow, PassingDocuments } from 'src/modules/search/search.types.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 
 const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId", c.ordinal, c.page,
@@ -91,25 +91,25 @@ export class SearchRepository {
       vector: number[];
       candidates: number;
       shown: number;
-      filter: ParsedFilter;
+      /** The documents the chunks must belong to (`passingDocuments`), or null for all. */
+      documents: string[] | null;
       exact: boolean;
     },
   ): Promise<NearChunk[]> {
-    const { datasetSeq, model, vector, candidates, shown, filter, exact } = query;
+    const { datasetSeq, model, vector, candidates, shown, documents, exact } = query;
     const dims = vector.length;
-    const { sql, params } = renderFilter(filter, 5);
-    // Checked in the statement's own snapshot, once (it does not depend on the row): a re-embedding
-    // begun since the dataset was looked up would mix two models' vectors.
-    const modelParam = 5 + params.length;
-    // Without a filter no document is read: chunks exist only while their document is ready.
-    const documents =
-      filter.fields === 0 ? '' : `JOIN documents d ON d.id = c.document_id AND d.status = 'ready' AND ${sql}`;
+    // No document is read to choose the chunks: chunks exist only while their document is ready, and
+    // the filters' documents are checked on the chunk row, so that a walk of the HNSW index stops as
+    // soon as it has `candidates` (under a join with documents, it ran until pgvector gave up).
+    const passing = documents === null ? '' : 'AND c.document_id = ANY($6::text[])';
     // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
     // use it; the score is the single-precision cosine all the same. relaxed_order, and half
     // precision, may return rows slightly out of order: they are ranked again by their distance.
     const order = exact
       ? 'c.embedding <=> $2::vector'
       : `(c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})`;
+    // The model is checked in the statement's own snapshot, once (it does not depend on the row): a
+    // re-embedding begun since the dataset was looked up would mix two models' vectors.
     // The documents of the first `shown` only are read: OFFSET 0 keeps the lateral subquery a
     // subquery, whose rank condition becomes a one-time filter before its index lookup (pulled up
     // into a join, the condition would be checked after the lookup).
@@ -118,20 +118,40 @@ export class SearchRepository {
               r.distance, m.metadata, m.filename
          FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
                  FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
-                         FROM chunks c ${documents}
-                        WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims}
+                         FROM chunks c
+                        WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
                           AND EXISTS (SELECT FROM datasets s
-                                       WHERE s.seq = $1 AND s.embedding_model = $${modelParam} AND NOT s.reembedding)
+                                       WHERE s.seq = $1 AND s.embedding_model = $5 AND NOT s.reembedding)
                         ORDER BY ${order}
                         LIMIT $3) n) r
          LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
                              WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
-      [datasetSeq, vectorParam(vector), candidates, shown, ...params, model],
+      [datasetSeq, vectorParam(vector), candidates, shown, model, ...(documents === null ? [] : [documents])],
     );
     // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
     return rows
       .sort((a, b) => a.distance - b.distance || Number(a.seq) - Number(b.seq))
       .map(({ metadata, filename, ...row }) => (metadata === null ? row : { ...row, metadata, filename }));
+  }
+
+  /**
+   * The dataset's ready documents that pass the filter, and the chunks they hold: which chunks the
+   * vector leg may return, and how many there are, which decides how it finds them (`scansExactly`).
+   * One statement through the documents' metadata index, whatever the number of queries.
+   */
+  async passingDocuments(
+    datasetId: string,
+    filter: ParsedFilter,
+    deadline?: AbortSignal,
+  ): Promise<PassingDocuments> {
+    const { sql, params } = renderFilter(filter, 2);
+    const rows = await this.reads.statements(deadline)<{ id: string; chunks: number }>(
+      `SELECT d.id, coalesce(d.chunks_created, 0) AS chunks
+         FROM documents d
+        WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}`,
+      [datasetId, ...params],
+    );
+    return { ids: rows.map((row) => row.id), chunks: rows.reduce((sum, row) => sum + row.chunks, 0) };
   }
 
   /** The chunks of all datasets embedded at `dimensions`: those the dimension's HNSW index holds. */

@@ -11,6 +11,7 @@ import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import type { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { ChunkRow, LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
+import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -56,6 +57,7 @@ function setUp({
     strictMock<SearchRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
     strictMock<EmbeddingService>({ current: () => provider }),
+    new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
     strictMock<RerankService>({ current: () => reranker }),
     strictMock<AppConfig>({
       search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 } as AppConfig['search'],

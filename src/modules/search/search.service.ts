@@ -22,7 +22,8 @@ import { fuse, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
-import type { EarlyVector } from 'src/modules/search/search.types.js';
+import type { EarlyVector, PassingDocuments } from 'src/modules/search/search.types.js';
+import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
@@ -43,6 +44,8 @@ export interface PreparedSearch {
   dataset: DatasetEntity;
   vectors: Map<string, Promise<number[]>>;
   filter: ParsedFilter;
+  /** Under filters, when the vector leg may run: the documents that pass them (`LegRequest.passing`). */
+  passing?: Promise<PassingDocuments>;
 }
 
 @Injectable()
@@ -53,6 +56,7 @@ export class SearchService {
     private readonly repository: SearchRepository,
     private readonly datasets: DatasetsService,
     private readonly embedding: EmbeddingService,
+    private readonly queryVectors: QueryVectors,
     private readonly reranking: RerankService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -124,7 +128,7 @@ export class SearchService {
    */
   embedEarly(query: string): Promise<number[]> | null {
     if (!this.embedding.current()?.idleForQueries?.() || this.queryIssue(query, 'query')) return null;
-    const vector = this.embedQuery(query);
+    const vector = this.queryVectors.one(query);
     vector.catch(() => undefined); // the request may yet be refused, and nobody waits for it
     return vector;
   }
@@ -146,7 +150,7 @@ export class SearchService {
   ): Promise<PreparedSearch> {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
-    const vectors = this.embedQueries(options.mode === 'keyword' ? [] : queries, early, deadline);
+    const vectors = this.queryVectors.all(options.mode === 'keyword' ? [] : queries, early, deadline);
     const dataset = await this.datasets.get(caller, datasetId);
     if (options.mode === 'semantic') {
       const reason = this.semanticUnavailable(dataset);
@@ -155,7 +159,13 @@ export class SearchService {
       const empty = dataset.chunkCount === '0' && this.embedding.current() !== null;
       if (reason && !empty) throw SearchErrors.semanticUnavailable(reason);
     }
-    return { dataset, vectors, filter };
+    // Read once for all the request's queries, while their vectors are computed.
+    const passing =
+      filter.fields > 0 && options.mode !== 'keyword' && !this.semanticUnavailable(dataset)
+        ? this.repository.passingDocuments(dataset.id, filter, deadline)
+        : undefined;
+    passing?.catch(() => undefined); // awaited by the vector leg, unless the search fails first
+    return { dataset, vectors, filter, passing };
   }
 
   /** 400 for a query the service does not take (the DTO checks that it is a string). */
@@ -205,8 +215,14 @@ export class SearchService {
               dimensions: dataset.embeddingDimensions!,
               model: dataset.embeddingModel!,
             },
-            prepared.vectors.get(query) ?? this.embedQuery(query, deadline),
-            { filter: prepared.filter, candidates: Math.max(MIN_CANDIDATES, depth), shown, deadline },
+            prepared.vectors.get(query) ?? this.queryVectors.one(query, deadline),
+            {
+              filter: prepared.filter,
+              passing: prepared.passing,
+              candidates: Math.max(MIN_CANDIDATES, depth),
+              shown,
+              deadline,
+            },
           )
         : undefined,
       useKeyword
@@ -255,49 +271,6 @@ export class SearchService {
     return top.map((entry) => toResult(entry, { explain: options.explain, legs }));
   }
 
-  /**
-   * Each distinct query's vector under way (`early`'s, if it is one of them). A batch's queries go to
-   * the model in one call where the provider takes several at once; otherwise each is queued on its
-   * own (the local model runs one at a time, so a batch never holds more than one of its runs).
-   */
-  private embedQueries(
-    queries: string[],
-    early: Pick<EarlyVector, 'query' | 'vector'> | undefined,
-    deadline: AbortSignal | undefined,
-  ): Map<string, Promise<number[]>> {
-    const vectors = new Map<string, Promise<number[]>>();
-    const provider = this.embedding.current();
-    if (!provider) return vectors;
-    if (early && queries.includes(early.query)) vectors.set(early.query, early.vector);
-    const rest = [...new Set(queries)].filter((query) => !vectors.has(query));
-    if (rest.length > 1 && provider.embedQueries) {
-      const all = this.embedded(provider.embedQueries(rest, deadline), deadline);
-      rest.forEach((query, i) =>
-        vectors.set(
-          query,
-          all.then((found) => found[i]),
-        ),
-      );
-    } else {
-      for (const query of rest) vectors.set(query, this.embedQuery(query, deadline));
-    }
-    // Not unhandled rejections when the dataset turns out not to be found.
-    for (const vector of vectors.values()) vector.catch(() => undefined);
-    return vectors;
-  }
-
-  /** The query's vector; given up, failing with the deadline's reason, once `deadline` aborts. */
-  private embedQuery(query: string, deadline?: AbortSignal): Promise<number[]> {
-    return this.embedded(this.embedding.current()!.embedQuery(query, deadline), deadline);
-  }
-
-  /** A model's answer, or the reason it was given up, or 503 embedding_unavailable. */
-  private embedded<T>(answer: Promise<T>, deadline: AbortSignal | undefined): Promise<T> {
-    return answer.catch((error: unknown) =>
-      Promise.reject(givenUp(deadline) ?? SearchErrors.embeddingFailed(String(error))),
-    );
-  }
-
   /** Why the vector leg cannot run for this dataset, or null when it can. */
   private semanticUnavailable(dataset: DatasetEntity): string | null {
     const provider = this.embedding.current();
@@ -309,12 +282,4 @@ export class SearchService {
     }
     return null;
   }
-}
-
-/**
- * Why work was given up, when it was: the deadline's reason (504 query_timeout, or the error that
- * ended the batch), which a model's failure caused by the abort must not replace.
- */
-function givenUp(deadline: AbortSignal | undefined): Error | undefined {
-  return deadline?.aborted ? (deadline.reason as Error) : undefined;
 }

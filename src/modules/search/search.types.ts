@@ -21,10 +21,21 @@ export interface ChunkRow {
   filename?: string | null;
 }
 
+/** The ready documents of a dataset that pass a search's filters, and how many chunks they hold. */
+export interface PassingDocuments {
+  ids: string[];
+  chunks: number;
+}
+
 /** What a leg is asked for. */
 export interface LegRequest {
   /** The request's metadata filters, parsed once for all legs and queries. */
   filter: ParsedFilter;
+  /**
+   * The documents that pass the filters, read once for all queries of a request when there are
+   * filters and the vector leg runs: it checks them on the chunk rows it walks (see `VectorLeg`).
+   */
+  passing?: Promise<PassingDocuments>;
   /** How many candidates the leg ranks, best first. */
   candidates: number;
   /** How many of the best come with their rows: those that can be shown, or that a reranker reads. */

@@ -17,22 +17,21 @@ const WALK_ROWS_PER_CANDIDATE = 30;
 const INDEX_SIZE_TTL_MS = 10_000;
 
 /**
- * Whether the vector leg scans the dataset's rows exactly rather than walk the HNSW index of its
- * dimension: when the scan costs less, or when it would cost about as much (its answer is exact),
- * and never for a dataset beyond `maxChunks` (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). The index is shared by
- * every dataset of the dimension: to find `candidates` of this dataset's chunks, the walk passes
- * about `indexed / chunks` for each, so a small dataset among large ones is scanned, and a dataset of
- * its own is walked from a few thousand chunks. Under a metadata filter, whose share is unknown, a
- * dataset within `maxChunks` is scanned: a walk that finds too few would be followed by the scan.
+ * Whether the vector leg scans the chunks it may return exactly rather than walk the HNSW index of
+ * their dimension: when the scan costs less, or when it would cost about as much (its answer is
+ * exact), and never for more than `maxChunks` (`SEARCH_EXACT_SCAN_MAX_CHUNKS`). `chunks` are those the
+ * leg may return: the dataset's, or under filters those of the documents that pass them. The index is
+ * shared by every dataset of the dimension: to find `candidates` of those chunks, the walk passes about
+ * `indexed / chunks` for each, so a small dataset among large ones, or a selective filter, is scanned,
+ * and a dataset of its own is walked from a few thousand chunks.
  */
 export function scansExactly(
-  dataset: { chunks: number; indexed: number; filtered: boolean },
+  searched: { chunks: number; indexed: number },
   candidates: number,
   maxChunks: number,
 ): boolean {
-  const { chunks, indexed, filtered } = dataset;
+  const { chunks, indexed } = searched;
   if (chunks > maxChunks) return false;
-  if (filtered) return true;
   const walk = WALK_ROWS_PER_CANDIDATE * candidates * (Math.max(indexed, chunks) / Math.max(chunks, 1));
   return chunks <= walk;
 }
@@ -70,11 +69,22 @@ export class VectorLeg {
   async rank(
     dataset: { seq: string; chunks: number; dimensions: number; model: string },
     embedding: Promise<number[]>,
-    { filter, candidates, shown, deadline }: LegRequest,
+    { filter, passing, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
+    // The filters are checked through the documents that pass them, never skipped.
+    if (filter.fields > 0 && !passing)
+      throw new Error('the vector leg needs the documents passing the filters');
     const read = this.reads.statements(deadline);
+    const documents = passing ? await passing : null;
+    if (documents?.ids.length === 0) return [];
+    // The chunks the leg may return, of all the dataset's that the index holds.
+    const chunks = documents?.chunks ?? dataset.chunks;
     const choose = (indexed: number) =>
-      scansExactly({ ...dataset, indexed, filtered: filter.fields > 0 }, candidates, this.exactScanMaxChunks);
+      scansExactly(
+        { chunks, indexed: Math.max(indexed, dataset.chunks) },
+        candidates,
+        this.exactScanMaxChunks,
+      );
     // The index's size is counted (while the query is embedded) only when it can change the choice:
     // when the dataset alone in the index and among any number of others would not be searched alike.
     const alone = choose(dataset.chunks);
@@ -92,7 +102,7 @@ export class VectorLeg {
         vector,
         candidates,
         shown,
-        filter,
+        documents: documents?.ids ?? null,
         exact,
       });
       return rows.map(({ distance, ...row }) => ({
@@ -110,8 +120,8 @@ export class VectorLeg {
             deadline,
             settings: { 'hnsw.ef_search': candidates },
           });
-    // The index is shared by all datasets of this dimension: when the scan gave up before `candidates`
-    // rows passed this dataset's filters, the exact scan over the dataset's own rows finds them all.
+    // The index is shared by all datasets of this dimension: when the walk gave up before `candidates`
+    // rows passed this dataset's filters, the exact scan over the rows it may return finds them all.
     return hits.length < candidates ? run(read, true) : hits;
   }
 
