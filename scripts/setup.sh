@@ -34,6 +34,14 @@ install_npm_packages() {
   echo "$want" >"$stamp"
 }
 
+# Debian's packages, with sudo unless root; the package lists are refreshed only when the install fails.
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
+}
+
 install_chromium() {
   if command -v "${CHROMIUM_PATH:-chromium}" >/dev/null 2>&1; then return; fi
   if ! command -v apt-get >/dev/null 2>&1; then
@@ -41,10 +49,7 @@ install_chromium() {
     return
   fi
   log "installing chromium (Debian's package) for the browser test"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
-    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+  apt_install chromium
 }
 
 install_walkthrough_tools() {
@@ -56,10 +61,7 @@ install_walkthrough_tools() {
     return
   fi
   log "installing ${missing[*]} (Debian's packages) for the README walkthrough and its test"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+  apt_install "${missing[@]}"
 }
 
 is_local() { case "$1" in *://*@127.0.0.1*|*://127.0.0.1*|*://*@localhost*|*://localhost*) return 0 ;; *) return 1 ;; esac; }
