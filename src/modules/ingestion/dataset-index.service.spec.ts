@@ -43,6 +43,14 @@ describe('DatasetIndexService', () => {
     expect(calls).toEqual(['dropStale', 'lacking 20000 all', 'build 7']);
   });
 
+  it('makes a pass over all datasets at start', async () => {
+    const { service, calls } = setUp(20_000);
+    service.onApplicationBootstrap();
+    // A request made meanwhile waits for the start's pass, then runs its own.
+    await service.request('ds_1');
+    expect(calls).toEqual(['dropStale', 'lacking 20000 all', 'build 7', 'lacking 20000 ds_1', 'build 7']);
+  });
+
   it('looks at one dataset after a document is indexed, without the sweep', async () => {
     const { service, calls } = setUp(20_000);
     await service.request('ds_1');
