@@ -4,6 +4,11 @@ import {
   DatasetVectorIndexRepository,
   ownIndexName,
 } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
+import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
+import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
+import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { SearchReads } from 'src/modules/search/search-reads.js';
 import {
@@ -16,6 +21,7 @@ import {
   openDatabase,
   target,
 } from './fixtures.js';
+import { strictMock } from '../utils/strict-mock.js';
 
 const MODEL = 'test-model';
 const DIMS = 3;
@@ -179,6 +185,28 @@ describe('Per-dataset vector indexes', () => {
 
     expect(await indexes.dropStale(large.seq)).toEqual([old]);
     expect(await validity(ownIndexName(old))).toBeNull();
+    expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
+  });
+
+  it("drops the old dimension's index at the end of a re-embedding at another dimension", async () => {
+    await indexes.build({ datasetSeq: large.seq, dimensions: DIMS });
+    const config = { databaseUrl: db.database.url } as AppConfig;
+    const chunkVectors = new ChunkVectorsRepository(db.dataSource);
+    const wider = {
+      model: 'wider-model',
+      dimensions: 4,
+      embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0, 0, 0])),
+    } as unknown as EmbeddingProvider;
+    const reembed = new ReembedService(
+      new ReembedRepository(db.dataSource, config, chunkIndex, chunkVectors),
+      chunkVectors,
+      strictMock<EmbeddingService>({ current: () => wider }),
+      indexes,
+    );
+    expect(await reembed.reembed(large.id)).toEqual(
+      expect.objectContaining({ chunks: MIN_CHUNKS, dimensions: 4 }),
+    );
+    expect(await validity(ownIndexName({ datasetSeq: large.seq, dimensions: DIMS }))).toBeNull();
     expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
   });
 
