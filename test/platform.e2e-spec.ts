@@ -372,6 +372,7 @@ describe('Boot', () => {
     'OAuth1732000000011',
     'Webhooks1732000000012',
     'ChunksWithoutVector1732000000013',
+    'DatasetVectorIndex1732000000014',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

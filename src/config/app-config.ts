@@ -113,6 +113,11 @@ export interface AppConfig {
     /** The largest dataset the vector leg may scan exactly (see `scansExactly`); larger ones use HNSW. */
     exactScanMaxChunks: number;
     /**
+     * Chunks from which a dataset gets an HNSW index of its own, built by a worker (0: none does);
+     * by default every dataset larger than what is scanned exactly.
+     */
+    datasetIndexMinChunks: number;
+    /**
      * Calibration points (cosine, relevance) by embedding model, `*` for any model without its own,
      * over the built-in ones (`SEMANTIC_CALIBRATIONS`).
      */
@@ -441,6 +446,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     read.problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   }
   const httpRedirectPort = read.int('HTTP_REDIRECT_PORT', 0, 0, 65535);
+  const exactScanMaxChunks = read.int('SEARCH_EXACT_SCAN_MAX_CHUNKS', 20_000, 0, 10_000_000);
 
   const config: AppConfig = {
     nodeEnv,
@@ -548,7 +554,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       postingsCacheMiB: read.int('SEARCH_POSTINGS_CACHE_MB', 256, 0, 65_536),
       poolSize: read.int('SEARCH_DB_POOL_SIZE', 10, 1, 200),
       postingsWarmMiB: read.int('SEARCH_POSTINGS_WARM_MB', 64, 0, 65_536),
-      exactScanMaxChunks: read.int('SEARCH_EXACT_SCAN_MAX_CHUNKS', 20_000, 0, 10_000_000),
+      exactScanMaxChunks,
+      datasetIndexMinChunks: read.int('SEARCH_DATASET_INDEX_MIN_CHUNKS', exactScanMaxChunks, 0, 10_000_000),
       semanticCalibrations: calibrations(read, 'SEMANTIC_CALIBRATION'),
     },
     rerank: {

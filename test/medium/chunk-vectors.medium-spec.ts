@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
@@ -51,6 +52,7 @@ describe('Catching up chunks without vectors', () => {
       new ReembedRepository(db.dataSource, config, index, vectors),
       vectors,
       strictMock<EmbeddingService>({}),
+      new DatasetVectorIndexRepository(db.dataSource, config),
     );
     accountId = await insertAccount(db.sql);
   });

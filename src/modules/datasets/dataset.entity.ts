@@ -39,6 +39,10 @@ export class DatasetEntity {
   @Column('integer', { name: 'embedding_dimensions', nullable: true })
   embeddingDimensions!: number | null;
 
+  /** The dimension of the dataset's own HNSW index, once built (docs/search.md, per-dataset indexes). */
+  @Column('integer', { name: 'vector_index_dimensions', nullable: true })
+  vectorIndexDimensions!: number | null;
+
   /** Being re-embedded: left out of vector search until every vector is of the new model. */
   @Column('boolean')
   reembedding!: boolean;

@@ -8,6 +8,8 @@ import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { EventOutbox } from 'src/common/events/domain-events.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import type { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import { pino } from 'pino';
 
 const caller: AccountPrincipal = {
   tier: AuthTier.ApiKey,
@@ -22,6 +24,8 @@ const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
 const tx = {} as Tx;
 const transactions = strictMock<TransactionRunner>({ run: (work) => work(tx) });
 const noChunkIndex = strictMock<ChunkIndexRepository>({});
+const noVectorIndexes = strictMock<DatasetVectorIndexRepository>({});
+const silent = pino({ level: 'silent' });
 const recorded: [string, unknown][] = [];
 const outbox = strictMock<EventOutbox>({
   record: (_tx, name, data) => {
@@ -43,6 +47,7 @@ function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
     language: 'english',
     embeddingModel: null,
     embeddingDimensions: null,
+    vectorIndexDimensions: null,
     reembedding: false,
     chunkCount: '0',
     createdAt: new Date(),
@@ -70,9 +75,12 @@ describe('DatasetsService', () => {
       insert,
     });
     const error = await rejection(
-      new DatasetsService(repository, transactions, noChunkIndex, outbox).create(caller, {
-        name: 'One more',
-      }),
+      new DatasetsService(repository, transactions, noChunkIndex, outbox, noVectorIndexes, silent).create(
+        caller,
+        {
+          name: 'One more',
+        },
+      ),
     );
     expect(error.code).toBe('dataset_limit_reached');
     expect(lockAccount).toHaveBeenCalledWith(tx, 'acc_me');
@@ -86,9 +94,12 @@ describe('DatasetsService', () => {
       countForAccount: () => Promise.resolve(0),
       insert,
     });
-    await new DatasetsService(repository, transactions, noChunkIndex, outbox).create(caller, {
-      name: 'Docs',
-    });
+    await new DatasetsService(repository, transactions, noChunkIndex, outbox, noVectorIndexes, silent).create(
+      caller,
+      {
+        name: 'Docs',
+      },
+    );
     expect(insert).toHaveBeenCalledWith(tx, {
       id: expect.stringMatching(/^ds_/),
       accountId: 'acc_me',
@@ -117,6 +128,8 @@ describe('DatasetsService', () => {
       transactions,
       noChunkIndex,
       outbox,
+      noVectorIndexes,
+      silent,
     );
     expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
       'dataset_not_found',
@@ -126,7 +139,14 @@ describe('DatasetsService', () => {
   it('tells a visible public dataset of another account (403) from an invisible one (404) on update', async () => {
     const findReadableForUpdate = jest.fn<DatasetsRepository['findReadableForUpdate']>();
     const repository = strictMock<DatasetsRepository>({ findReadableForUpdate });
-    const service = new DatasetsService(repository, transactions, noChunkIndex, outbox);
+    const service = new DatasetsService(
+      repository,
+      transactions,
+      noChunkIndex,
+      outbox,
+      noVectorIndexes,
+      silent,
+    );
 
     findReadableForUpdate.mockResolvedValueOnce(dataset({ accountId: 'acc_other', isPublic: true }));
     expect((await rejection(service.update(caller, DATASET_ID, { name: 'x' }))).code).toBe('forbidden');
@@ -144,7 +164,14 @@ describe('DatasetsService', () => {
       findReadableForUpdate: () => Promise.resolve(dataset({ metadata: current })),
       update,
     });
-    const service = new DatasetsService(repository, transactions, noChunkIndex, outbox);
+    const service = new DatasetsService(
+      repository,
+      transactions,
+      noChunkIndex,
+      outbox,
+      noVectorIndexes,
+      silent,
+    );
     const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));
     expect((await rejection(service.update(caller, DATASET_ID, { metadata: extra }))).code).toBe(
       'invalid_metadata',

@@ -1,13 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { EventOutbox } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
+import { LOGGER } from 'src/common/logging/logger.js';
 import { type Page } from 'src/common/pagination/pagination.js';
 import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DATASETS_PER_ACCOUNT, DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
@@ -24,6 +27,8 @@ export class DatasetsService {
     private readonly transactions: TransactionRunner,
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly events: EventOutbox,
+    private readonly vectorIndexes: DatasetVectorIndexRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
@@ -101,9 +106,13 @@ export class DatasetsService {
     });
   }
 
-  /** Deletes the dataset and, through the same transaction, everything in it. */
-  delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
-    return this.transactions.run(async (tx) => {
+  /**
+   * Deletes the dataset and, through the same transaction, everything in it; then, in the background,
+   * its own vector index (`DROP INDEX CONCURRENTLY` waits for every transaction using `chunks`; one
+   * left behind is dropped at the next worker start).
+   */
+  async delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
+    const seq = await this.transactions.run(async (tx) => {
       const dataset = await this.findOwnedForChunkChanges(tx, caller, datasetId); // its chunks go too
       // Recorded first: the event's account is read from the dataset's row.
       await this.events.record(tx, 'dataset.deleted', {
@@ -112,6 +121,13 @@ export class DatasetsService {
         deleted_by: actorOf(caller),
       });
       await this.datasets.delete(tx, dataset);
+      return dataset.seq;
+    });
+    this.vectorIndexes.dropStale(seq).catch((err: unknown) => {
+      this.logger.warn(
+        { err, dataset_id: datasetId },
+        'could not drop the vector index of a deleted dataset',
+      );
     });
   }
 

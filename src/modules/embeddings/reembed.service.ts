@@ -4,6 +4,7 @@ import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { type ReembeddingLock, ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 
 const PAGE = 256;
@@ -14,6 +15,7 @@ const PAGE = 256;
  * runs, the dataset is marked `reembedding`: the vector leg leaves it out (so that it never ranks two
  * models' vectors together) and chunks indexed meanwhile get no vector; they are embedded once the
  * new model is recorded. Interrupted, the dataset stays keyword-only until the command runs again.
+ * A dataset's own vector index of another dimension is dropped at the end.
  * One run at a time per dataset: another one started meanwhile is refused (`reembed_in_progress`),
  * and a run whose lock's session ended stops at its next write (`reembed_lock_lost`).
  *
@@ -26,6 +28,7 @@ export class ReembedService {
     private readonly repository: ReembedRepository,
     private readonly chunkVectors: ChunkVectorsRepository,
     private readonly embedding: EmbeddingService,
+    private readonly vectorIndexes: DatasetVectorIndexRepository,
   ) {}
 
   /**
@@ -114,6 +117,9 @@ export class ReembedService {
       if (page.length === 0) break;
       await embedPage(page);
     }
+    // An index of the dataset's own at the old dimension indexes no vector now; a worker builds the
+    // new dimension's at its next look at the dataset (a document indexed, or its start).
+    await this.vectorIndexes.dropStale(seq);
     return { dataset_id: datasetId, chunks: done, model: provider.model, dimensions: provider.dimensions };
   }
 }

@@ -7,6 +7,7 @@ import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 import type { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import type { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 import type { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
@@ -48,6 +49,7 @@ function setUp(options: {
   );
   const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
   const request = jest.fn<VectorCatchUpService['request']>(() => Promise.resolve());
+  const indexRequest = jest.fn<DatasetIndexService['request']>(() => Promise.resolve());
   const documents = strictMock<DocumentsRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
     setProgress: (_run, stage) => {
@@ -70,9 +72,10 @@ function setUp(options: {
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,
     strictMock<VectorCatchUpService>({ request }),
+    strictMock<DatasetIndexService>({ request: indexRequest }),
     pino({ level: 'silent' }),
   );
-  return { service, stages, index, fail, request };
+  return { service, stages, index, fail, request, indexRequest };
 }
 
 describe('IngestionService.process', () => {
@@ -88,6 +91,18 @@ describe('IngestionService.process', () => {
       [expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' })],
       { model: 'm', dimensions: 2, vectors: [[1, 0]] },
     );
+  });
+
+  it("asks for the dataset's own vector index to be looked at once the run is indexed", async () => {
+    const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
+    const indexed = setUp({ extract });
+    await indexed.service.process(run);
+    expect(indexed.indexRequest).toHaveBeenCalledWith('ds_1');
+
+    // A run that was no longer current wrote nothing: no dataset grew.
+    const stale = setUp({ extract, indexed: false });
+    await stale.service.process(run);
+    expect(stale.indexRequest).not.toHaveBeenCalled();
   });
 
   it('asks for a catch-up when it indexed keyword-only and the model arrived meanwhile', async () => {

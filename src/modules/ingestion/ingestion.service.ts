@@ -10,6 +10,7 @@ import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.s
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
 /** Share of the progress bar at which each stage starts. */
@@ -29,6 +30,7 @@ export class IngestionService {
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
     private readonly catchUp: VectorCatchUpService,
+    private readonly datasetIndexes: DatasetIndexService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -57,7 +59,9 @@ export class IngestionService {
       const title = indexedTitle(document.metadata, document.filename);
       const paths = headingPaths(extracted, chunks);
       const indexed = chunks.map((chunk, i) => ({ ...chunk, context: indexContext(title, paths[i]) }));
-      await this.repository.index(run, document.datasetId, indexed, embeddings);
+      const elapsed = await this.repository.index(run, document.datasetId, indexed, embeddings);
+      // In the background: a dataset grown past the threshold gets a vector index of its own.
+      if (elapsed !== null) void this.datasetIndexes.request(document.datasetId);
       // Indexed keyword-only while the model was loading: the catch-up may already have passed by.
       if (!provider && this.embedding.current()) void this.catchUp.request();
     } catch (error) {

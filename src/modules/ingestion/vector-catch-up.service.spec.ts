@@ -4,6 +4,7 @@ import type { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vecto
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type { ReembedService } from 'src/modules/embeddings/reembed.service.js';
+import type { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -18,6 +19,7 @@ function setUp(options: {
   let listener: ((provider: EmbeddingProvider) => void) | null = null;
   const datasets = jest.fn(options.datasets);
   const embedMissing = jest.fn(options.embedMissing ?? (() => Promise.resolve(1)));
+  const indexRequest = jest.fn<DatasetIndexService['request']>(() => Promise.resolve());
   const current = options.provider === undefined ? provider : options.provider;
   const service = new VectorCatchUpService(
     strictMock<EmbeddingService>({
@@ -28,9 +30,10 @@ function setUp(options: {
     }),
     strictMock<ReembedService>({ embedMissing }),
     strictMock<ChunkVectorsRepository>({ datasetsMissingVectors: datasets }),
+    strictMock<DatasetIndexService>({ request: indexRequest }),
     pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
   );
-  return { service, logged, datasets, embedMissing, listener: () => listener };
+  return { service, logged, datasets, embedMissing, indexRequest, listener: () => listener };
 }
 
 /** A promise with its resolve, to hold a call until the test lets it go. */
@@ -53,7 +56,7 @@ describe('VectorCatchUpService', () => {
   });
 
   it('embeds each dataset in turn, past one another run holds and one that fails', async () => {
-    const { service, logged, embedMissing, datasets } = setUp({
+    const { service, logged, embedMissing, datasets, indexRequest } = setUp({
       datasets: () => Promise.resolve(['ds_a', 'ds_held', 'ds_failing', 'ds_b']),
       embedMissing: (id) => {
         if (id === 'ds_held') return Promise.resolve(null);
@@ -70,6 +73,8 @@ describe('VectorCatchUpService', () => {
       { dataset_id: 'ds_a', chunks: 3 },
       { dataset_id: 'ds_b', chunks: 2 },
     ]);
+    // The datasets that got vectors are looked at for an index of their own.
+    expect(indexRequest.mock.calls).toEqual([['ds_a'], ['ds_b']]);
     expect(logged).toContainEqual(
       expect.objectContaining({
         dataset_id: 'ds_failing',

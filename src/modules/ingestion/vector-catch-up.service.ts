@@ -10,6 +10,7 @@ import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.re
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
+import { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 
 /**
  * Chunks indexed keyword-only get their vectors once the process has a provider: at every start with
@@ -29,6 +30,7 @@ export class VectorCatchUpService implements OnApplicationBootstrap, BeforeAppli
     private readonly embedding: EmbeddingService,
     private readonly reembed: ReembedService,
     private readonly chunkVectors: ChunkVectorsRepository,
+    private readonly datasetIndexes: DatasetIndexService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -88,6 +90,8 @@ export class VectorCatchUpService implements OnApplicationBootstrap, BeforeAppli
       // Null: another run holds the dataset (`datasets reembed`, or another process catching up).
       if (chunks) {
         this.logger.info({ dataset_id: datasetId, chunks }, 'dataset indexed keyword-only is now embedded');
+        // Its vectors may have made it a large dataset of the dimension: its own index, in the background.
+        void this.datasetIndexes.request(datasetId);
       }
     } catch (error) {
       if (this.stopping.signal.aborted) return;

@@ -214,6 +214,7 @@ export class SearchService {
               chunks: Number(dataset.chunkCount),
               dimensions: dataset.embeddingDimensions!,
               model: dataset.embeddingModel!,
+              ownIndex: dataset.vectorIndexDimensions === dataset.embeddingDimensions,
             },
             prepared.vectors.get(query) ?? this.queryVectors.one(query, deadline),
             {

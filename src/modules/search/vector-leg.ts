@@ -23,7 +23,8 @@ const INDEX_SIZE_TTL_MS = 10_000;
  * leg may return: the dataset's, or under filters those of the documents that pass them. The index is
  * shared by every dataset of the dimension: to find `candidates` of those chunks, the walk passes about
  * `indexed / chunks` for each, so a small dataset among large ones, or a selective filter, is scanned,
- * and a dataset of its own is walked from a few thousand chunks.
+ * and a dataset of its own is walked from a few thousand chunks. A dataset with an HNSW index of its
+ * own (`SEARCH_DATASET_INDEX_MIN_CHUNKS`) walks that one: `indexed` is its own chunks.
  */
 export function scansExactly(
   searched: { chunks: number; indexed: number },
@@ -67,7 +68,7 @@ export class VectorLeg {
   }
 
   async rank(
-    dataset: { seq: string; chunks: number; dimensions: number; model: string },
+    dataset: { seq: string; chunks: number; dimensions: number; model: string; ownIndex?: boolean },
     embedding: Promise<number[]>,
     { filter, passing, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
@@ -85,11 +86,12 @@ export class VectorLeg {
         candidates,
         this.exactScanMaxChunks,
       );
-    // The index's size is counted (while the query is embedded) only when it can change the choice:
-    // when the dataset alone in the index and among any number of others would not be searched alike.
+    // A dataset with an index of its own walks that one (the planner picks it). Otherwise the shared
+    // index's size is counted (while the query is embedded) only when it can change the choice: when
+    // the dataset alone in the index and among any number of others would not be searched alike.
     const alone = choose(dataset.chunks);
     const exact =
-      alone === choose(Number.MAX_SAFE_INTEGER)
+      dataset.ownIndex || alone === choose(Number.MAX_SAFE_INTEGER)
         ? Promise.resolve(alone)
         : this.indexedChunks(dataset.dimensions).then(choose);
     exact.catch(() => undefined); // awaited below, unless the embedding fails first
