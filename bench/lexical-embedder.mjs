@@ -2,7 +2,7 @@
 // "model" hashes a text's words, weighted by their idf in a reference corpus, into a unit vector
 // (feature hashing with signs). Texts sharing rare words point the same way and unrelated texts are
 // near-orthogonal, as with a real model, but no weights are needed: none exist on this machine.
-import { createServer } from 'node:http';
+import { startEmbeddingServer } from './lib.mjs';
 
 const STOP = new Set(
   'a an and are as at be by for from has have in is it its of on or that the this to was were will with which'.split(
@@ -10,7 +10,8 @@ const STOP = new Set(
   ),
 );
 
-function words(text) {
+/** A text's words as both controlled models read them: lower-cased, stop words out, plurals cut. */
+export function words(text) {
   return (text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
     .filter((word) => word.length > 1 && !STOP.has(word))
     .map((word) => (word.length > 4 && word.endsWith('s') ? word.slice(0, -1) : word));
@@ -46,24 +47,6 @@ export function lexicalModel(corpus, dimensions = 384) {
 }
 
 /** `corpus`: the texts whose word frequencies weight the words (a word none holds weighs the most). */
-export async function startLexicalEmbedder(corpus, dimensions = 384) {
-  const embed = lexicalModel(corpus, dimensions);
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (part) => (body += part));
-    request.on('end', () => {
-      const { input, model } = JSON.parse(body);
-      const texts = Array.isArray(input) ? input : [input];
-      const data = texts.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
-      response.writeHead(200, { 'Content-Type': 'application/json' });
-      response.end(
-        JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
-      );
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
+export function startLexicalEmbedder(corpus, dimensions = 384) {
+  return startEmbeddingServer(lexicalModel(corpus, dimensions));
 }

@@ -7,6 +7,8 @@ import http from 'node:http';
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { changedLexemeSource } from '../dist/modules/chunk-index/lexeme-source.js';
+import { embed, loadExtractor } from '../dist/modules/embeddings/local-model.js';
 
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -30,6 +32,48 @@ export function scifact(dir = process.env.BENCH_SCIFACT ?? '../shared/datasets/s
     qrels.get(queryId).set(docId, Number(score));
   }
   return { corpus, queries, qrels };
+}
+
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/**
+ * A SciFact abstract (its title, then its text) cut into windows of two sentences, stride one: the
+ * chunks of `bench:search` and `bench:scale`, real scientific text of a chunk's usual length.
+ */
+export function sentenceWindows(doc) {
+  const parts = [...sentences.segment(`${doc.title}. ${doc.text}`)]
+    .map((s) => s.segment.trim())
+    .filter(Boolean);
+  return Array.from({ length: Math.max(1, parts.length - 1) }, (_, i) => parts.slice(i, i + 2).join(' '));
+}
+
+/**
+ * mulberry32: a seeded generator of uniform numbers in [0, 1), computed in 32-bit integers. (A
+ * textbook LCG written in doubles loses bits past 2^53 and can fall into a short cycle.)
+ */
+export function mulberry32(seed) {
+  let state = seed | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A standard normal number from `uniform` (Box-Muller, one of the pair). */
+export function gaussian(uniform) {
+  return Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+}
+
+/** `items` in a random order drawn from `uniform` (Fisher-Yates), as a new array. */
+export function shuffled(items, uniform) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(uniform() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 export async function freePort() {
@@ -65,8 +109,11 @@ export async function createDatabase() {
   };
 }
 
-/** `node dist/main.js` with the given environment; resolves once /health answers. */
-export async function startServer(env) {
+/**
+ * `node dist/main.js` with the given environment; resolves once /health answers, and fails when it
+ * has not within `readyMs` (a server warming a large database's postings takes longer to listen).
+ */
+export async function startServer(env, { readyMs = 20_000 } = {}) {
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/main.js'], {
     // Benchmarks measure the synthetic models of MODELS_DIR and never fetch one from the hub.
@@ -81,12 +128,18 @@ export async function startServer(env) {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 400; i++) {
+  const deadline = performance.now() + readyMs;
+  for (;;) {
     try {
       if ((await fetch(`${url}/health`)).ok) break;
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // not listening yet
     }
+    if (performance.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGTERM');
+      throw new Error(`the server did not answer /health within ${readyMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
     url,
@@ -146,7 +199,7 @@ export function poster(baseUrl, headers) {
  */
 export function timedPoster(baseUrl, headers) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  return (path, body) =>
+  const post = (path, body, again = false) =>
     new Promise((resolve, reject) => {
       const data = Buffer.from(JSON.stringify(body));
       const request = http.request(
@@ -165,9 +218,15 @@ export function timedPoster(baseUrl, headers) {
           response.on('error', reject);
         },
       );
-      request.on('error', reject);
+      request.on('error', (error) => {
+        // The server closed the idle connection while this process was too busy to see it: the request
+        // never reached it, so it is sent again, once, on a new connection.
+        if (!again && request.reusedSocket && error.code === 'ECONNRESET') resolve(post(path, body, true));
+        else reject(error);
+      });
       request.end(data);
     });
+  return post;
 }
 
 /** Runs `task` over `items` with `concurrency` workers. */
@@ -198,4 +257,223 @@ export function writeResult(name, result) {
   const path = `bench/results/${name}${major >= 24 ? '' : `.node${major}`}.json`;
   writeFileSync(path, `${JSON.stringify({ node: process.version, ...result }, null, 2)}\n`);
   return path;
+}
+
+/**
+ * An OpenAI-compatible embeddings endpoint on 127.0.0.1 (`POST {baseUrl}/embeddings`) whose model is
+ * `embed(text)` → array of numbers: controlled vectors for a server started with
+ * `EMBEDDING_PROVIDER=openai` and `OPENAI_BASE_URL=baseUrl`.
+ */
+export async function startEmbeddingServer(embed) {
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (part) => (body += part));
+    request.on('end', () => {
+      const { input, model } = JSON.parse(body);
+      const texts = Array.isArray(input) ? input : [input];
+      const data = texts.map((text, index) => ({ object: 'embedding', index, embedding: [...embed(text)] }));
+      response.writeHead(200, { 'Content-Type': 'application/json' });
+      response.end(
+        JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
+      );
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** Chunks written by one statement of `loadDocuments`, as the pipeline writes a large document. */
+const LOAD_BATCH = 5_000;
+
+/** Datasets of `accountId` embedded by `model` at `dimensions`; their `seq`s, in the order given. */
+export async function insertDatasets(db, accountId, datasets, { model, dimensions }) {
+  const { rows } = await db.query(
+    `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
+     SELECT id, $3, name, $4, $5 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(id, name, n)
+      ORDER BY n
+     RETURNING id, seq`,
+    [datasets.map((d) => d.id), datasets.map((d) => d.name), accountId, model, dimensions],
+  );
+  const seqs = new Map(rows.map((row) => [row.id, row.seq]));
+  return datasets.map((d) => seqs.get(d.id));
+}
+
+/**
+ * Writes ready documents straight into the tables, as the pipeline leaves them (src/modules/chunk-index):
+ * each document's row, its chunks with their vectors, and the chunks' BM25 postings, whose lexemes
+ * PostgreSQL computes as indexing does. One statement per `LOAD_BATCH` chunks, two under way at once,
+ * so that this process formats a part while PostgreSQL analyses the one before. `documents` is any
+ * iterable (a million chunks need not be held at once) of `{ id, datasetId, datasetSeq, metadata,
+ * chunks: [{ id, text, vector }] }`, a vector being an array or a Float32Array. The datasets' counts
+ * and term statistics follow, with `finishDatasets`. Returns the number of chunks written.
+ */
+export async function loadDocuments(db, documents) {
+  const running = new Set();
+  let part = [];
+  let partChunks = 0;
+  let total = 0;
+  const send = async () => {
+    const write = writeDocuments(db, part);
+    write.catch(() => undefined); // awaited below
+    running.add(write);
+    write.then(
+      () => running.delete(write),
+      () => undefined,
+    );
+    part = [];
+    partChunks = 0;
+    if (running.size >= 2) await Promise.race(running);
+  };
+  for (const document of documents) {
+    part.push(document);
+    partChunks += document.chunks.length;
+    total += document.chunks.length;
+    if (partChunks >= LOAD_BATCH) await send();
+  }
+  if (part.length > 0) await send();
+  await Promise.all(running);
+  return total;
+}
+
+async function writeDocuments(db, documents) {
+  const chunks = documents.flatMap((document) =>
+    document.chunks.map((chunk, ordinal) => ({ ...chunk, document, ordinal })),
+  );
+  await db.query(
+    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata, chunks_created, processed_at)
+     SELECT id, dataset_id, 'text', 'text/plain', size, 'ready', metadata::jsonb, chunks, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[]) AS t(id, dataset_id, metadata, size, chunks)`,
+    [
+      documents.map((d) => d.id),
+      documents.map((d) => d.datasetId),
+      documents.map((d) => JSON.stringify(d.metadata)),
+      documents.map((d) => d.chunks.reduce((sum, c) => sum + c.text.length, 0)),
+      documents.map((d) => d.chunks.length),
+    ],
+  );
+  await db.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[])
+                       AS t(id, document_id, dataset_seq, ordinal, content, source, embedding)
+     ), analysed AS (
+       SELECT input.*, to_tsvector('english', coalesce(source, content)) AS lexemes FROM input
+     ), inserted AS (
+       INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, char_start, char_end,
+                           length, embedding)
+       SELECT a.id, a.document_id, a.dataset_seq, a.ordinal, a.content, 0, 0, length(a.content),
+              coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
+              a.embedding::vector
+         FROM analysed a
+       RETURNING seq, id, dataset_seq, length
+     )
+     INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+     SELECT i.dataset_seq, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
+       FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l`,
+    [
+      chunks.map((c) => c.id),
+      chunks.map((c) => c.document.id),
+      chunks.map((c) => c.document.datasetSeq),
+      chunks.map((c) => c.ordinal),
+      chunks.map((c) => c.text),
+      chunks.map((c) => changedLexemeSource(c.text)),
+      chunks.map((c) => vectorText(c.vector)),
+    ],
+  );
+}
+
+/** Nine significant digits: enough for every single-precision number to come back as it was. */
+function vectorText(vector) {
+  let text = '[';
+  for (let i = 0; i < vector.length; i++) text += (i ? ',' : '') + vector[i].toPrecision(9);
+  return `${text}]`;
+}
+
+/** The datasets' chunk and document counts, total chunk length and term statistics, from their rows. */
+export async function finishDatasets(db) {
+  await db.query(
+    `UPDATE datasets SET chunk_count = s.chunks, total_chunk_length = s.total
+       FROM (SELECT dataset_seq, count(*) AS chunks, sum(length) AS total FROM chunks GROUP BY dataset_seq) s
+      WHERE datasets.seq = s.dataset_seq`,
+  );
+  await db.query(
+    `UPDATE datasets SET document_count = s.documents
+       FROM (SELECT dataset_id, count(*) AS documents FROM documents GROUP BY dataset_id) s
+      WHERE datasets.id = s.dataset_id`,
+  );
+  await db.query(
+    `INSERT INTO term_stats (dataset_seq, term, df)
+     SELECT dataset_seq, term, count(*) FROM chunk_terms GROUP BY dataset_seq, term`,
+  );
+}
+
+/**
+ * Drops the HNSW indexes of `chunks` (a bulk load is faster without them, and one build afterwards
+ * makes the graph an index built while serving would have); their definitions, for `createIndexes`.
+ */
+export async function dropVectorIndexes(db) {
+  const { rows } = await db.query(
+    `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+      WHERE schemaname = current_schema() AND tablename = 'chunks' AND indexdef LIKE '% USING hnsw %'`,
+  );
+  for (const { name } of rows) await db.query(`DROP INDEX ${name}`);
+  return rows;
+}
+
+/**
+ * Builds `indexes` one after the other with `maintenance_work_mem` (PostgreSQL's default, 64 MB,
+ * would spill an HNSW graph of 100,000 vectors to disk); the seconds each took, by name, and what
+ * PostgreSQL said meanwhile (pgvector warns when the graph outgrows the memory).
+ */
+export async function createIndexes(db, indexes, memory = '1GB') {
+  const client = await db.connect();
+  const notices = [];
+  const onNotice = (notice) => notices.push(notice.message);
+  client.on('notice', onNotice);
+  try {
+    await client.query(`SET maintenance_work_mem = '${memory}'`);
+    const seconds = {};
+    for (const { name, definition } of indexes) {
+      const started = performance.now();
+      await client.query(definition);
+      seconds[name] = round((performance.now() - started) / 1000);
+    }
+    await client.query('RESET maintenance_work_mem');
+    return { seconds, maintenance_work_mem: memory, notices };
+  } finally {
+    client.off('notice', onNotice);
+    client.release();
+  }
+}
+
+/**
+ * What the synthetic bge-small-shaped model costs to embed one query, as a search service's query
+ * thread embeds it (the service's own code from dist/: one ONNX thread, q8, CLS pooling): p50 / p95 ms
+ * over `queries`, one at a time, after `warmUp` unmeasured.
+ */
+export async function queryEmbeddingCost(queries, { modelsDir, model, warmUp = 20 }) {
+  const extractor = await loadExtractor({ model, modelsDir, threads: 1 });
+  try {
+    for (const query of queries.slice(0, warmUp)) await embed(extractor, [query]);
+    const ms = [];
+    for (const query of queries) {
+      const started = performance.now();
+      await embed(extractor, [query]);
+      ms.push(performance.now() - started);
+    }
+    return { model, queries: queries.length, ...latencyStats(ms) };
+  } finally {
+    await extractor.dispose();
+  }
+}
+
+/** p50 and p95 of latencies in ms, to a tenth. */
+export function latencyStats(ms) {
+  return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) };
+}
+
+function round(x) {
+  return Math.round(x * 10) / 10;
 }

@@ -8,50 +8,46 @@
 // model, at its real cost, for both systems alike.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as lancedb from '@lancedb/lancedb';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { changedLexemeSource } from '../dist/modules/chunk-index/lexeme-source.js';
 import { lanceSearch } from './lancedb-search.mjs';
-import { apiKey, createDatabase, percentile, startServer, timedPoster, writeResult } from './lib.mjs';
+import {
+  apiKey,
+  createDatabase,
+  createIndexes,
+  dropVectorIndexes,
+  finishDatasets,
+  gaussian,
+  insertDatasets,
+  loadDocuments,
+  mulberry32,
+  percentile,
+  scifact,
+  sentenceWindows,
+  startServer,
+  timedPoster,
+  writeResult,
+} from './lib.mjs';
 
 const MODELS_DIR = process.env.MODELS_DIR ?? '.cache/models';
 const MODEL = process.env.BENCH_MODEL ?? 'synthetic/bert-L12-H384';
-const DATA = '../shared/datasets/scifact';
 const REPLICAS = Number(process.env.BENCH_REPLICAS ?? 3);
 const DIMS = 384;
 const SINGLE_QUERIES = 300;
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CATEGORY_C1 = "category = 'c1'";
 
-const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
-const docs = readFileSync(`${DATA}/corpus.jsonl`, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l));
-const queries = readFileSync(`${DATA}/queries.jsonl`, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l).text);
+const { corpus: docs, queries: queryTexts } = scifact();
+const queries = [...queryTexts.values()];
 
-// mulberry32: a 32-bit generator computed in integers. (A textbook LCG written in doubles, as here
-// before, loses bits past 2^53 and fell into a cycle that gave only ~5,000 distinct vectors.)
-let seed = 42;
-function uniform() {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const uniform = mulberry32(42);
 /** A random direction: normal coordinates (Box-Muller), normalised. */
 function unitVector() {
-  const v = Array.from(
-    { length: DIMS },
-    () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()),
-  );
+  const v = Array.from({ length: DIMS }, () => gaussian(uniform));
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 }
@@ -59,16 +55,8 @@ function unitVector() {
 const chunks = [];
 for (let r = 0; r < REPLICAS; r++) {
   for (const doc of docs) {
-    const sentences = [...segmenter.segment(`${doc.title}. ${doc.text}`)]
-      .map((s) => s.segment.trim())
-      .filter(Boolean);
-    for (let i = 0; i < Math.max(1, sentences.length - 1); i++) {
-      chunks.push({
-        doc: `${doc._id}-${r}`,
-        category: `c${r}`,
-        text: sentences.slice(i, i + 2).join(' '),
-        vector: unitVector(),
-      });
+    for (const text of sentenceWindows(doc)) {
+      chunks.push({ doc: `${doc._id}-${r}`, category: `c${r}`, text, vector: unitVector() });
     }
   }
 }
@@ -82,76 +70,33 @@ let server;
 let lanceServer;
 let dir;
 try {
-  // Load: documents, chunks and postings in bulk, computed exactly as the pipeline computes them.
+  // Load: documents, chunks with their vectors and postings in bulk, as the pipeline writes them.
   const t0 = performance.now();
-  const [{ id: datasetId, seq }] = (
-    await db.query(
-      `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
-       VALUES ('ds_bench00000000000000000', $1, 'bench', $2, $3) RETURNING id, seq`,
-      [key.account_id, MODEL, DIMS],
-    )
-  ).rows;
-  await db.query('DROP INDEX chunks_embedding_384_idx');
+  const datasetId = 'ds_bench00000000000000000';
+  const [seq] = await insertDatasets(db, key.account_id, [{ id: datasetId, name: 'bench' }], {
+    model: MODEL,
+    dimensions: DIMS,
+  });
+  // The index the service creates (migration 4) is built once, over the loaded vectors.
+  const indexes = await dropVectorIndexes(db);
   const byDoc = new Map();
-  for (const c of chunks) byDoc.set(c.doc, c.category);
-  const docIds = [...byDoc.keys()];
-  await db.query(
-    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata, chunks_created)
-     SELECT 'doc_' || lpad(i::text, 22, '0'), $1, 'text', 'text/plain', 0, 'ready', jsonb_build_object('category', c, 'source', d), 0
-       FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(d, c, i)`,
-    [datasetId, docIds, docIds.map((d) => byDoc.get(d))],
-  );
-  const docNumber = new Map(docIds.map((d, i) => [d, i + 1]));
-  for (let i = 0; i < chunks.length; i += 5000) {
-    const part = chunks.slice(i, i + 5000);
-    await db.query(
-      `WITH input AS (
-         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
-                         AS t(id, doc, content, ordinal, source)
-       ), analysed AS (SELECT input.*, to_tsvector('english', coalesce(source, content)) AS lexemes FROM input
-       ), inserted AS (
-         INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, char_start, char_end, length, embedding)
-         SELECT a.id, a.doc, $1, a.ordinal, a.content, 0, 0, length(a.content),
-                coalesce((SELECT sum(array_length(l.positions, 1)) FROM unnest(a.lexemes) l), 0), NULL
-           FROM analysed a RETURNING seq, id, length
-       )
-       INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-       SELECT $1, l.lexeme, i.seq, array_length(l.positions, 1), i.length
-         FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l`,
-      [
-        seq,
-        part.map((_, j) => `chk_${String(i + j).padStart(22, '0')}`),
-        part.map((c) => `doc_${String(docNumber.get(c.doc)).padStart(22, '0')}`),
-        part.map((c) => c.text),
-        part.map((_, j) => i + j),
-        part.map((c) => changedLexemeSource(c.text)),
-      ],
-    );
-    await db.query(
-      `UPDATE chunks SET embedding = v.e::vector FROM unnest($1::text[], $2::text[]) AS v(id, e) WHERE chunks.id = v.id`,
-      [
-        part.map((_, j) => `chk_${String(i + j).padStart(22, '0')}`),
-        part.map((c) => `[${c.vector.join(',')}]`),
-      ],
-    );
-  }
-  await db.query(
-    `UPDATE datasets SET chunk_count = s.n, total_chunk_length = s.total, document_count = $2
-                    FROM (SELECT count(*) AS n, sum(length) AS total FROM chunks WHERE dataset_seq = $1) s WHERE seq = $1`,
-    [seq, docIds.length],
-  );
-  await db.query(
-    `INSERT INTO term_stats (dataset_seq, term, df)
-     SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
-    [seq],
-  );
-  // The index the service creates (migration 4), built once over the loaded vectors; in one query
-  // string, so that the setting applies on the connection that builds it.
-  await db.query(
-    `SET maintenance_work_mem = '1GB';
-     CREATE INDEX chunks_embedding_384_idx ON chunks USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops)
-      WHERE vector_dims(embedding) = 384`,
-  );
+  chunks.forEach((c, i) => {
+    if (!byDoc.has(c.doc)) {
+      byDoc.set(c.doc, {
+        id: `doc_${String(byDoc.size + 1).padStart(22, '0')}`,
+        datasetId,
+        datasetSeq: seq,
+        metadata: { category: c.category, source: c.doc },
+        chunks: [],
+      });
+    }
+    byDoc
+      .get(c.doc)
+      .chunks.push({ id: `chk_${String(i).padStart(22, '0')}`, text: c.text, vector: c.vector });
+  });
+  await loadDocuments(db, byDoc.values());
+  await finishDatasets(db);
+  await createIndexes(db, indexes);
   // The state autovacuum keeps a live dataset in (the migrations lower its thresholds for the
   // postings): statistics gathered and pages marked all-visible, so that index-only scans stay so.
   await db.query('VACUUM ANALYZE');
