@@ -161,6 +161,56 @@ export async function startServer(env, { readyMs = 20_000 } = {}) {
   };
 }
 
+/**
+ * Runs the service's worker (ROLE `worker`) on `env`'s database until `done()` resolves true (asked
+ * every 200 ms), then stops it. Returns the worker's log lines (JSON, LOG_LEVEL `info`) whose message
+ * is one of `messages`.
+ */
+export async function runWorker(env, done, { messages = [], timeoutMs = 3_600_000 } = {}) {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      MIGRATE_ON_BOOT: 'false',
+      EMBEDDING_ALLOW_DOWNLOAD: 'false',
+      ...env,
+      ROLE: 'worker',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const logged = [];
+  let rest = '';
+  child.stdout.setEncoding('utf8').on('data', (text) => {
+    const lines = (rest + text).split('\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      try {
+        const entry = JSON.parse(line);
+        if (messages.includes(entry.msg)) logged.push(entry);
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  const deadline = performance.now() + timeoutMs;
+  try {
+    while (!(await done())) {
+      if (child.exitCode !== null) throw new Error(`the worker exited with ${child.exitCode}`);
+      if (performance.now() > deadline) throw new Error(`the worker did not finish within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+    if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
+  }
+  return logged;
+}
+
 async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {
   const client = await createClient({ url }).connect();
   try {

@@ -16,6 +16,8 @@
 import os from 'node:os';
 import { setImmediate } from 'node:timers/promises';
 import pg from 'pg';
+import { SearchRepository } from '../dist/modules/search/search.repository.js';
+import { scansExactly } from '../dist/modules/search/vector-leg.js';
 import { perturbed, randomDirection, tfidfProjection } from './projected-vectors.mjs';
 import {
   apiKey,
@@ -28,6 +30,7 @@ import {
   loadDocuments,
   mulberry32,
   queryEmbeddingCost,
+  runWorker,
   scifact,
   sentenceWindows,
   shuffled,
@@ -47,6 +50,10 @@ const MILLION = process.env.BENCH_SCALE_MILLION === '1';
 /** The chunks of (b): a million, or fewer on a smaller machine. */
 const MILLION_CHUNKS = Number(process.env.BENCH_SCALE_MILLION_CHUNKS ?? 1_000_000);
 const WARM_UP = 20;
+/** Queries of the cost model's check, each timed as an exact scan and as a walk. */
+const COST_MODEL_QUERIES = 60;
+/** The service's default `SEARCH_DATASET_INDEX_MIN_CHUNKS`: datasets from this size get their own index. */
+const OWN_INDEX_MIN_CHUNKS = 20_000;
 /** The depth recall is measured at: the vector leg's candidates, and the API's largest page. */
 const K = 50;
 /** The length of the offset that tells a chunk's vector from its window's (cosine 0.98). */
@@ -204,6 +211,13 @@ async function scenariosAC() {
     unfiltered: c.filter((x) => !x.part).map(row),
   };
   result.machine.load.push(load('measured (c)'));
+  result.cost_model = await costModel(shared.db, [
+    { dataset: large, indexed: large.chunks },
+    ...PARTS.map(([part]) => ({ dataset: large, indexed: large.chunks, part })),
+    { dataset: medium, indexed: medium.chunks },
+    { dataset: ten1, indexed: result.a.chunks },
+    { dataset: small[0], indexed: result.a.chunks },
+  ]);
   for (const dataset of datasets) delete dataset.matrix;
 }
 
@@ -326,6 +340,16 @@ async function serve(name, datasets, figures, { readyMs } = {}) {
   const build = await createIndexes(db, indexes, BUILD_MEMORY);
   started = performance.now();
   await db.query('VACUUM ANALYZE');
+  const vacuumSeconds = (performance.now() - started) / 1000;
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_PREFIX: `bench_scale_${process.pid}_${name}`,
+    EMBEDDING_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: embedder.baseUrl,
+    EMBEDDING_MODEL: MODEL,
+  };
+  const own = await ownIndexes(db, env);
   figures[name] = {
     datasets: datasets.length,
     chunks,
@@ -334,27 +358,44 @@ async function serve(name, datasets, figures, { readyMs } = {}) {
     hnsw_build_seconds: build.seconds,
     hnsw_build_notices: build.notices,
     maintenance_work_mem: build.maintenance_work_mem,
-    vacuum_analyze_seconds: Math.round((performance.now() - started) / 1000),
+    vacuum_analyze_seconds: Math.round(vacuumSeconds),
+    own_indexes: own,
   };
   console.log(`${name}: ${JSON.stringify(figures[name])}`);
-  const server = await startServer(
-    {
-      DATABASE_URL: database.url,
-      REDIS_PREFIX: `bench_scale_${process.pid}_${name}`,
-      ROLE: 'api',
-      EMBEDDING_PROVIDER: 'openai',
-      OPENAI_API_KEY: 'bench',
-      OPENAI_BASE_URL: embedder.baseUrl,
-      EMBEDDING_MODEL: MODEL,
-      RATE_LIMIT_API_KEY: '10000000',
-    },
-    { readyMs },
-  );
+  const server = await startServer({ ...env, ROLE: 'api', RATE_LIMIT_API_KEY: '10000000' }, { readyMs });
   resources.push(() => server.stop());
-  return timedPoster(server.url, {
+  const post = timedPoster(server.url, {
     Authorization: `Bearer ${key.api_key}`,
     'Content-Type': 'application/json',
   });
+  post.db = db;
+  return post;
+}
+
+/**
+ * The per-dataset HNSW indexes (docs/search.md), built by the service's own worker as at its start:
+ * one worker runs until every dataset of `SEARCH_DATASET_INDEX_MIN_CHUNKS` chunks (its default) or more
+ * has its index recorded. Each build's time comes from the worker's log.
+ */
+async function ownIndexes(db, env) {
+  const started = performance.now();
+  const built = await runWorker(
+    env,
+    async () => {
+      const { rows } = await db.query(
+        `SELECT count(*)::int AS lacking FROM datasets
+          WHERE chunk_count >= $1 AND vector_index_dimensions IS DISTINCT FROM embedding_dimensions`,
+        [OWN_INDEX_MIN_CHUNKS],
+      );
+      return rows[0].lacking === 0;
+    },
+    { messages: ['built the vector index of a dataset'] },
+  );
+  return {
+    count: built.length,
+    build_seconds: built.map((entry) => round2(entry.ms / 1000)),
+    worker_seconds: round2((performance.now() - started) / 1000),
+  };
 }
 
 /**
@@ -408,6 +449,80 @@ async function indexTrial(datasets, sizes, target) {
   } finally {
     await db.end();
     await database.drop();
+  }
+}
+
+/**
+ * The vector leg's cost model (`scansExactly`) against the two ways it chooses between, timed on the
+ * leg's own statement (`SearchRepository.nearest`) with the search sessions' settings: for each case
+ * (a dataset, under a filter or not, and the chunks of the HNSW index it walks), the median of
+ * `COST_MODEL_QUERIES` exact scans and walks, alternated; what a row of the scan costs; the walk in
+ * rows of the scan per candidate, which the model takes as `WALK_ROWS_PER_CANDIDATE`; and whether the
+ * model chooses the faster.
+ */
+async function costModel(db, cases) {
+  const client = await db.connect();
+  try {
+    // As SearchPool sets every search session.
+    await client.query(
+      `SET jit = off; SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = ${K}; SET hnsw.max_scan_tuples = 200000`,
+    );
+    const read = async (text, values) => (await client.query(text, values)).rows;
+    const repository = new SearchRepository(null);
+    const out = [];
+    for (const c of cases) {
+      const [{ seq }] = await read('SELECT seq FROM datasets WHERE id = $1', [c.dataset.id]);
+      const documents = c.part
+        ? (
+            await read(`SELECT id FROM documents WHERE dataset_id = $1 AND metadata->>'part' = $2`, [
+              c.dataset.id,
+              c.part,
+            ])
+          ).map((row) => row.id)
+        : null;
+      const chunks = c.part
+        ? sum(c.dataset.documents.filter((d) => d.part === c.part).map((d) => d.chunks))
+        : c.dataset.chunks;
+      const ms = { exact: [], walk: [] };
+      let found = 0;
+      for (const [i, text] of queries.slice(0, COST_MODEL_QUERIES).entries()) {
+        const query = {
+          datasetSeq: seq,
+          model: MODEL,
+          vector: queryVector(text),
+          candidates: K,
+          shown: 5,
+          documents,
+        };
+        for (const exact of i % 2 ? [true, false] : [false, true]) {
+          const started = performance.now();
+          const rows = await repository.nearest(read, { ...query, exact });
+          ms[exact ? 'exact' : 'walk'].push(performance.now() - started);
+          if (!exact) found += rows.length;
+        }
+      }
+      const exact = latencyStats(ms.exact).p50_ms;
+      const walk = latencyStats(ms.walk).p50_ms;
+      const searched = { chunks, indexed: Math.max(c.indexed, chunks) };
+      const rowMs = exact / chunks;
+      out.push({
+        dataset: c.dataset.name,
+        part: c.part ?? null,
+        chunks,
+        indexed: searched.indexed,
+        exact_p50_ms: exact,
+        walk_p50_ms: walk,
+        walk_found_mean: round2(found / COST_MODEL_QUERIES),
+        scan_us_per_row: round3(rowMs * 1000),
+        walk_rows_per_candidate: Math.round(walk / rowMs / K / (searched.indexed / chunks)),
+        // Unbounded by SEARCH_EXACT_SCAN_MAX_CHUNKS: the cost comparison itself.
+        model_scans_exactly: scansExactly(searched, K, Infinity),
+        faster: exact <= walk ? 'exact' : 'walk',
+      });
+    }
+    return out;
+  } finally {
+    client.release();
   }
 }
 
@@ -569,6 +684,12 @@ function summary() {
   for (const r of result.c.rows) {
     console.log(
       `${r.index} ${r.filter.part} (${r.passing_chunks} chunks) / unfiltered, p50 / p95: ${each(r.filtered_over_unfiltered)} (target <= 1.5)`,
+    );
+  }
+  console.log(`\ncost model (scansExactly) against the leg's statement, p50 ms at ${K} candidates`);
+  for (const m of result.cost_model) {
+    console.log(
+      `  ${`${m.dataset}${m.part ? ` ${m.part}` : ''}`.padEnd(10)} ${String(m.chunks).padStart(6)} of ${String(m.indexed).padStart(6)}: exact ${m.exact_p50_ms}, walk ${m.walk_p50_ms} (found ${m.walk_found_mean}); ${m.scan_us_per_row} us a row, walk = ${m.walk_rows_per_candidate} rows a candidate; model: ${m.model_scans_exactly ? 'exact' : 'walk'}, faster: ${m.faster}`,
     );
   }
   if (result.b) {

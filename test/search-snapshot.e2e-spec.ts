@@ -30,7 +30,7 @@ function legsOver(search: SearchPool, cache: PostingsCache, config: AppConfig) {
   });
   return {
     keyword: (
-      dataset: { seq: string; language: string },
+      dataset: { id: string; seq: string; language: string; chunkCount: string },
       query: string,
       bm25: Bm25Parameters,
       request: RawLegRequest,
@@ -55,15 +55,20 @@ describe('Keyword leg across concurrent writes', () => {
   let t: TestApp;
   let key: CreatedKey;
   let pool: pg.Pool;
+  let datasetId: string;
   let datasetSeq: string;
   /** The keyword leg of `legs` in the dataset: 5 candidates, all with their rows, unless `leg` says. */
   const keyword = (
     legs: Legs,
     query: string,
-    { seq = datasetSeq, ...leg }: Partial<RawLegRequest> & { seq?: string } = {},
+    {
+      seq = datasetSeq,
+      chunkCount = '3',
+      ...leg
+    }: Partial<RawLegRequest> & { seq?: string; chunkCount?: string } = {},
   ) =>
     legs.keyword(
-      { seq, language: 'english' },
+      { id: datasetId, seq, language: 'english', chunkCount },
       query,
       { k1: 1.2, b: 0.75 },
       {
@@ -82,7 +87,7 @@ describe('Keyword leg across concurrent writes', () => {
   beforeAll(async () => {
     t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
     key = await t.createApiKey();
-    const datasetId = await createDataset(t.http, key);
+    datasetId = await createDataset(t.http, key);
     for (const content of [
       'Mitochondria produce energy for the cell.',
       'The cell membrane keeps the cell together.',
@@ -241,6 +246,38 @@ describe('Keyword leg across concurrent writes', () => {
       ranked.map(({ chunkSeq, score }) => [chunkSeq, score]),
     );
     expect(checked.every(({ row }) => row?.metadata !== undefined)).toBe(true);
+  });
+
+  it('ranks only the chunks passing a selective filter as checking the ranking would', async () => {
+    const { repository: legs, texts } = repository();
+    const [first] = (
+      await t.sql.query<{ id: string }>(
+        `SELECT id FROM documents WHERE dataset_id = $1 ORDER BY created_at, id LIMIT 1`,
+        [datasetId],
+      )
+    ).rows;
+    await t.sql.query(`UPDATE documents SET metadata = '{"kind": "chosen"}' WHERE id = $1`, [first.id]);
+    try {
+      const filters = { kind: 'chosen' };
+      const passing = Promise.resolve({ documents: 1, chunks: 1 });
+      // One chunk of three passes: too many for the set (1 in 16 at most), so the ranking is checked.
+      const checked = await keyword(legs, 'cell energy', { filters, passing });
+      const readsSet = () => texts().some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
+      expect(readsSet()).toBe(false);
+      // One of a hundred: the leg ranks the chunks that pass, read first.
+      const ranked = await keyword(legs, 'cell energy', { filters, passing, chunkCount: '100' });
+      expect(readsSet()).toBe(true);
+      const seqs = (
+        await t.sql.query<{ seq: string }>('SELECT seq FROM chunks WHERE document_id = $1', [first.id])
+      ).rows.map((row) => row.seq);
+      expect(checked.map(({ chunkSeq }) => chunkSeq)).toEqual(seqs);
+      expect(ranked.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+        checked.map(({ chunkSeq, score }) => [chunkSeq, score]),
+      );
+      expect(ranked[0].row?.metadata).toEqual({ kind: 'chosen' });
+    } finally {
+      await t.sql.query(`UPDATE documents SET metadata = '{}' WHERE id = $1`, [first.id]);
+    }
   });
 
   it('keeps the rank of a hit deleted before its row is read, without the row', async () => {

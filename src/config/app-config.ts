@@ -117,6 +117,8 @@ export interface AppConfig {
      * by default every dataset larger than what is scanned exactly.
      */
     datasetIndexMinChunks: number;
+    /** `maintenance_work_mem` of a dataset index's build, in MiB: the graph it can build in memory. */
+    datasetIndexBuildMiB: number;
     /**
      * Calibration points (cosine, relevance) by embedding model, `*` for any model without its own,
      * over the built-in ones (`SEMANTIC_CALIBRATIONS`).
@@ -556,6 +558,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       postingsWarmMiB: read.int('SEARCH_POSTINGS_WARM_MB', 64, 0, 65_536),
       exactScanMaxChunks,
       datasetIndexMinChunks: read.int('SEARCH_DATASET_INDEX_MIN_CHUNKS', exactScanMaxChunks, 0, 10_000_000),
+      datasetIndexBuildMiB: read.int('SEARCH_DATASET_INDEX_BUILD_MB', 512, 64, 1_048_576),
       semanticCalibrations: calibrations(read, 'SEMANTIC_CALIBRATION'),
     },
     rerank: {

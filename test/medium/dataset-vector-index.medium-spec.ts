@@ -89,7 +89,7 @@ describe('Per-dataset vector indexes', () => {
         vector: [1, 0, 0],
         candidates: 10,
         shown: 10,
-        documents: null,
+        filter: null,
         exact: false,
       });
       return plan;
@@ -104,6 +104,7 @@ describe('Per-dataset vector indexes', () => {
     chunkIndex = new ChunkIndexRepository(db.dataSource);
     indexes = new DatasetVectorIndexRepository(db.dataSource, {
       databaseUrl: db.database.url,
+      search: { datasetIndexBuildMiB: 64 },
     } as AppConfig);
     await chunkIndex.ensureVectorIndex(DIMS);
     accountId = await insertAccount(db.sql);

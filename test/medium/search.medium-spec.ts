@@ -2,7 +2,7 @@ import type { AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
-import { parseFilters } from 'src/modules/search/filters.js';
+import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -324,7 +324,7 @@ describe('Search reads', () => {
       vector: QUERY,
       candidates: 10,
       shown: 2,
-      documents: null as string[] | null,
+      filter: null as ParsedFilter | null,
       exact: true,
       ...overrides,
     });
@@ -405,16 +405,25 @@ describe('Search reads', () => {
     });
 
     it.each([true, false])(
-      'gives only chunks of the documents given, checked on the chunk rows (exact: %s)',
+      'gives only chunks of the documents passing the filter (exact: %s)',
       async (exact) => {
-        const filtered = await nearestWithPlans({ exact, documents: [documents.A] });
+        const filtered = await nearestWithPlans({ exact, filter: parseFilters({ category: 'guide' }) });
         expect(named(filtered.hits)).toEqual(['a0', 'a1']);
-        // Checked on the chunk rows as the walk goes: no join with documents to choose them, only
-        // the lookup of the shown chunks' metadata.
+        const either = parseFilters({ $or: [{ tags: 'biology' }, { year: 2020 }] });
+        expect(named((await nearestWithPlans({ exact, filter: either })).hits)).toEqual([
+          'a0',
+          'b0',
+          'a1',
+          'b1',
+        ]);
+        const none = parseFilters({ tags: 'chemistry' });
+        expect(named((await nearestWithPlans({ exact, filter: none })).hits)).toEqual([]);
+        // Walking, each chunk's document is looked up as the walk passes it (a subplan under the
+        // index scan), never joined: a join would sort what a whole walk found.
         const plan = filtered.plans[0];
         expect(plan.includes('chunks_embedding_3_idx')).toBe(!exact);
-        expect(plan.match(/"Relation Name":"documents"/g)).toHaveLength(1);
-        expect(named((await nearestWithPlans({ exact, documents: [] })).hits)).toEqual([]);
+        expect(plan.includes('"Subplan Name":"SubPlan 1"')).toBe(!exact);
+        expect(plan.includes('"Join Type":"Inner"')).toBe(exact);
       },
     );
 
@@ -448,21 +457,40 @@ describe('Search reads', () => {
   });
 
   describe('SearchRepository.passingDocuments', () => {
-    it("gives the dataset's ready documents passing the filter, and their chunks", async () => {
+    it("counts the dataset's ready documents passing the filter, and their chunks", async () => {
       const passing = (filters: object) => repository.passingDocuments(main.id, parseFilters(filters));
       // C is a guide too, but still processing.
-      expect(await passing({ category: 'guide' })).toEqual({ ids: [documents.A], chunks: 2 });
-      expect(await passing({ year: { $gte: 2021 } })).toEqual({ ids: [documents.B], chunks: 2 });
-      const both = await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] });
-      expect({ ...both, ids: [...both.ids].sort() }).toEqual({
-        ids: [documents.A, documents.B].sort(),
+      expect(await passing({ category: 'guide' })).toEqual({ documents: 1, chunks: 2 });
+      expect(await passing({ year: { $gte: 2021 } })).toEqual({ documents: 1, chunks: 2 });
+      expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] })).toEqual({
+        documents: 2,
         chunks: 4,
       });
-      expect(await passing({ tags: 'chemistry' })).toEqual({ ids: [], chunks: 0 });
+      expect(await passing({ tags: 'chemistry' })).toEqual({ documents: 0, chunks: 0 });
       expect(await repository.passingDocuments(other.id, parseFilters({ category: 'guide' }))).toEqual({
-        ids: [],
+        documents: 0,
         chunks: 0,
       });
+    });
+  });
+
+  describe('SearchRepository.passingChunks', () => {
+    it("gives the chunks of the dataset's ready documents passing the filter, up to a bound", async () => {
+      const passing = (filters: object, max = 10) =>
+        repository.passingChunks(reads.statements(), main.id, parseFilters(filters), max);
+      const seqs = (...names: string[]) => new Set(names.map((name) => Number(chunks[name].seq)));
+      // c0's document is a guide too, but still processing.
+      expect(await passing({ category: 'guide' })).toEqual(seqs('a0', 'a1'));
+      expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] })).toEqual(
+        seqs('a0', 'a1', 'b0', 'b1'),
+      );
+      expect(await passing({ tags: 'chemistry' })).toEqual(new Set());
+      // More than the bound: none.
+      expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] }, 3)).toBeNull();
+      expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] }, 4)).toHaveProperty('size', 4);
+      expect(
+        await repository.passingChunks(reads.statements(), other.id, parseFilters({ category: 'guide' }), 10),
+      ).toEqual(new Set());
     });
   });
 

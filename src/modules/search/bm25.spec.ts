@@ -103,6 +103,25 @@ describe('rankBm25', () => {
     check(17, [200, 100, 50], 1_000_000);
   });
 
+  it('ranks only the chunks asked for, with the dataset’s statistics, in either accumulator', () => {
+    for (const spread of [1, 7919]) {
+      const terms = corpus(23, [3000, 800, 120, 5], spread);
+      const expected = reference(terms, 9000, 9000 * 30);
+      // One matching chunk in twenty, and a chunk that matches no term.
+      const only = new Set([...expected.keys()].filter((_, i) => i % 20 === 0));
+      only.add(10 ** 9);
+      const best = [...only]
+        .filter((chunk) => expected.has(chunk))
+        .sort((a, b) => expected.get(b)! - expected.get(a)! || a - b)
+        .slice(0, 40);
+
+      const { ranked, matched } = rankBm25(terms, 9000, 9000 * 30, parameters, 40, only);
+      expect(ranked.map(({ chunk }) => chunk)).toEqual(best);
+      ranked.forEach(({ chunk, score }) => expect(Math.abs(score - expected.get(chunk)!)).toBeLessThan(1e-9));
+      expect(matched).toBe(expected.size);
+    }
+  });
+
   it('breaks ties by the lower chunk', () => {
     const term = postings([
       [90, 1, 10],

@@ -98,7 +98,8 @@ interface Accumulator {
   readonly count: number;
   /** Adds one term's share to the score of every chunk in its postings. */
   addTerm(postings: Postings, weight: number, bm25: Bm25Weights): void;
-  best(k: number): Scored[];
+  /** The `k` best chunks, of those in `only` when given. */
+  best(k: number, only?: ReadonlySet<number>): Scored[];
 }
 
 /**
@@ -148,7 +149,7 @@ class HashAccumulator implements Accumulator {
     table[2 * slot + 1] += score;
   }
 
-  best(k: number): Scored[] {
+  best(k: number, only?: ReadonlySet<number>): Scored[] {
     const top = new TopK(k);
     const { table, used } = this;
     let threshold = -Infinity;
@@ -156,6 +157,7 @@ class HashAccumulator implements Accumulator {
       const slot = used[n];
       const score = table[2 * slot + 1];
       if (score < threshold) continue; // most entries: not even a tie with the worst kept
+      if (only && !only.has(table[2 * slot])) continue;
       top.offer(table[2 * slot], score);
       threshold = top.threshold;
     }
@@ -201,13 +203,14 @@ class DenseAccumulator implements Accumulator {
     this.count = count;
   }
 
-  best(k: number): Scored[] {
+  best(k: number, only?: ReadonlySet<number>): Scored[] {
     const top = new TopK(k);
     const { scores, first, span } = this;
     let threshold = Number.MIN_VALUE; // skips the chunks without a score
     for (let at = 0; at < span; at++) {
       const score = scores[at];
       if (score < threshold) continue;
+      if (only && !only.has(first + at)) continue;
       top.offer(first + at, score);
       threshold = Math.max(top.threshold, Number.MIN_VALUE);
     }
@@ -260,7 +263,8 @@ export function bm25Ceiling(dfs: number[], chunkCount: number, parameters: Bm25P
  * average chunk length, all read in the same snapshot. Each term counts once, whatever its
  * frequency in the query. The terms are added in the order given: a caller that wants the same
  * scores to the last bit, and so the same order of ties, gives them in the same order each time.
- * Returns the `k` best, best first, and how many chunks matched.
+ * Returns the `k` best, best first (of the chunks in `only`, when given: the statistics stay the
+ * dataset's), and how many chunks matched.
  */
 export function rankBm25(
   terms: Postings[],
@@ -268,9 +272,10 @@ export function rankBm25(
   totalLength: number,
   parameters: Bm25Parameters,
   k: number,
+  only?: ReadonlySet<number>,
 ): { ranked: Scored[]; matched: number } {
   const accumulator = accumulatorFor(terms);
   const bm25 = new Bm25Weights(chunkCount, totalLength, parameters);
   for (const postings of terms) accumulator.addTerm(postings, bm25.weight(postings.chunks.length), bm25);
-  return { ranked: accumulator.best(k), matched: accumulator.count };
+  return { ranked: accumulator.best(k, only), matched: accumulator.count };
 }

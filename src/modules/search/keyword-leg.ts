@@ -35,6 +35,23 @@ type HeldTerm = QueryTerm & { version: string };
 const CHECKED_PER_RESULT = 16;
 /** How much deeper the leg ranks each time the chunks ranked so far held too few that pass. */
 const RANK_GROWTH = 8;
+/**
+ * The most chunks passing the filters that the leg reads to rank only those (see `ranksPassing`);
+ * beyond, it checks its ranking instead, whatever share of the dataset they are.
+ */
+const PASSING_SET_MAX_CHUNKS = 20_000;
+
+/**
+ * Whether the keyword leg ranks only the chunks that pass the filters, read first in the ranking's
+ * snapshot, rather than check its ranking against the filters (`firstPassing`): when they are fewer
+ * than one in `CHECKED_PER_RESULT` of the dataset's chunks, so that the check's first round would
+ * not find enough and it would rank and check again (twice, for a filter keeping 1%), and few enough
+ * to read at once. `passing` is the count of `passingDocuments`, which only chooses: the answer
+ * comes from the snapshot.
+ */
+export function ranksPassing(passing: number, datasetChunks: number): boolean {
+  return passing <= PASSING_SET_MAX_CHUNKS && passing * CHECKED_PER_RESULT < datasetChunks;
+}
 
 /** Terms whose postings one round of the warm-up reads. */
 const WARM_TERMS_PER_STATEMENT = 200;
@@ -67,10 +84,10 @@ export class KeywordLeg {
    * read after the fusion (see `SearchService`), off the path the query's embedding takes.
    */
   async rank(
-    dataset: { seq: string; language: string },
+    dataset: { id: string; seq: string; language: string; chunkCount: string },
     query: string,
     bm25: Bm25Parameters,
-    { filter, candidates, shown, deadline }: LegRequest,
+    { filter, passing, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
     const { seq: datasetSeq, language } = dataset;
     const rank =
@@ -97,7 +114,27 @@ export class KeywordLeg {
         async (read) => {
           const terms = (await this.terms(read, datasetSeq, language, query, true))!;
           if (terms.postings.length === 0) return [];
-          return judged(terms, await this.firstPassing(read, rank(terms), filter, candidates));
+          const estimate = passing && (await passing).chunks;
+          const only =
+            estimate !== undefined && ranksPassing(estimate, Number(dataset.chunkCount))
+              ? await this.repository.passingChunks(read, dataset.id, filter, PASSING_SET_MAX_CHUNKS)
+              : null;
+          if (!only) return judged(terms, await this.firstPassing(read, rank(terms), filter, candidates));
+          const { ranked } = rankBm25(terms.postings, terms.n, terms.total, bm25, candidates, only);
+          const rows = await this.repository.chunks(
+            datasetSeq,
+            ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
+            deadline,
+            read,
+          );
+          return judged(
+            terms,
+            ranked.map(({ chunk, score }) => ({
+              chunkSeq: String(chunk),
+              score,
+              row: rows.get(String(chunk)),
+            })),
+          );
         },
         { deadline },
       );

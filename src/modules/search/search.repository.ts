@@ -36,10 +36,18 @@ function vectorParam(vector: number[]): Buffer {
 export class SearchRepository {
   constructor(private readonly reads: SearchReads) {}
 
-  /** The dataset's chunks' rows, with their document's id, metadata and file name. */
-  async chunks(datasetSeq: string, seqs: string[], deadline?: AbortSignal): Promise<Map<string, ChunkRow>> {
+  /**
+   * The dataset's chunks' rows, with their document's id, metadata and file name; through `read`
+   * when given (a caller's snapshot), else in a statement of their own.
+   */
+  async chunks(
+    datasetSeq: string,
+    seqs: string[],
+    deadline?: AbortSignal,
+    read: Read = this.reads.statements(deadline),
+  ): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
-    const rows = await this.reads.statements(deadline)<ChunkRow>(
+    const rows = await read<ChunkRow>(
       `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}
          FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE c.seq = ANY($2::bigint[]) AND c.dataset_seq = $1`,
@@ -79,8 +87,10 @@ export class SearchRepository {
    * The dataset's `candidates` chunks nearest to `vector` by cosine distance, nearest first (then by
    * chunk), of ready documents passing the filter; the first `shown` carry their document's metadata
    * and file name.
-   * `exact` scans the dataset's rows; otherwise the HNSW index of the dimension is walked (with the
-   * iterative scan of the session's settings, see `SearchPool`). Empty when the dataset is no longer
+   * `exact` scans the dataset's rows (under a filter, those of the documents that pass it, found
+   * through the documents' metadata index); otherwise the HNSW index of the dimension is walked (with
+   * the iterative scan of the session's settings, see `SearchPool`), each chunk it passes checked
+   * against the filter through its document's primary key. Empty when the dataset is no longer
    * embedded by `model`, or is being re-embedded.
    */
   async nearest(
@@ -91,17 +101,26 @@ export class SearchRepository {
       vector: number[];
       candidates: number;
       shown: number;
-      /** The documents the chunks must belong to (`passingDocuments`), or null for all. */
-      documents: string[] | null;
+      /** The filter the chunks' documents must pass, or null for all. */
+      filter: ParsedFilter | null;
       exact: boolean;
     },
   ): Promise<NearChunk[]> {
-    const { datasetSeq, model, vector, candidates, shown, documents, exact } = query;
+    const { datasetSeq, model, vector, candidates, shown, filter, exact } = query;
     const dims = vector.length;
-    // No document is read to choose the chunks: chunks exist only while their document is ready, and
-    // the filters' documents are checked on the chunk row, so that a walk of the HNSW index stops as
-    // soon as it has `candidates` (under a join with documents, it ran until pgvector gave up).
-    const passing = documents === null ? '' : 'AND c.document_id = ANY($6::text[])';
+    // Chunks exist only while their document is ready: no status is checked. The filter's condition
+    // is on documents. Exactly, they are joined (the planner starts from those that pass when they
+    // are few). Walking, each chunk the walk passes looks up its document in a subquery that OFFSET 0
+    // keeps from becoming a join, so that the walk stops as soon as it has `candidates` (under a
+    // join, the plan sorted what a whole walk found). Neither takes a list of document ids: planning
+    // `= ANY` over thousands of them cost more than the walk (7.9 ms for 3,400, docs/search.md).
+    const rendered = filter && renderFilter(filter, 6);
+    const join = rendered && exact ? 'JOIN documents d ON d.id = c.document_id' : '';
+    const passing = !rendered
+      ? ''
+      : exact
+        ? `AND ${rendered.sql}`
+        : `AND EXISTS (SELECT FROM documents d WHERE d.id = c.document_id AND ${rendered.sql} OFFSET 0)`;
     // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
     // use it; the score is the single-precision cosine all the same. relaxed_order, and half
     // precision, may return rows slightly out of order: they are ranked again by their distance.
@@ -118,7 +137,7 @@ export class SearchRepository {
               r.distance, m.metadata, m.filename
          FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
                  FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
-                         FROM chunks c
+                         FROM chunks c ${join}
                         WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
                           AND EXISTS (SELECT FROM datasets s
                                        WHERE s.seq = $1 AND s.embedding_model = $5 AND NOT s.reembedding)
@@ -126,7 +145,7 @@ export class SearchRepository {
                         LIMIT $3) n) r
          LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
                              WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
-      [datasetSeq, vectorParam(vector), candidates, shown, model, ...(documents === null ? [] : [documents])],
+      [datasetSeq, vectorParam(vector), candidates, shown, model, ...(rendered?.params ?? [])],
     );
     // Ranked as the SQL ranked them for the metadata: by distance, then chunk.
     return rows
@@ -135,8 +154,8 @@ export class SearchRepository {
   }
 
   /**
-   * The dataset's ready documents that pass the filter, and the chunks they hold: which chunks the
-   * vector leg may return, and how many there are, which decides how it finds them (`scansExactly`).
+   * How many of the dataset's ready documents pass the filter, and the chunks they hold: how many
+   * chunks each leg may return, which decides how it finds them (`scansExactly`, `ranksPassing`).
    * One statement through the documents' metadata index, whatever the number of queries.
    */
   async passingDocuments(
@@ -145,13 +164,34 @@ export class SearchRepository {
     deadline?: AbortSignal,
   ): Promise<PassingDocuments> {
     const { sql, params } = renderFilter(filter, 2);
-    const rows = await this.reads.statements(deadline)<{ id: string; chunks: number }>(
-      `SELECT d.id, coalesce(d.chunks_created, 0) AS chunks
+    const [row] = await this.reads.statements(deadline)<PassingDocuments>(
+      `SELECT count(*)::int4 AS documents, coalesce(sum(d.chunks_created), 0)::float8 AS chunks
          FROM documents d
         WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}`,
       [datasetId, ...params],
     );
-    return { ids: rows.map((row) => row.id), chunks: rows.reduce((sum, row) => sum + row.chunks, 0) };
+    return row;
+  }
+
+  /**
+   * The chunks (seqs) of the dataset's ready documents that pass the filter, as `read`'s snapshot
+   * sees them; null when they are more than `max`. Through the documents' metadata index and the
+   * chunks' document index: what the keyword leg ranks under a selective filter.
+   */
+  async passingChunks(
+    read: Read,
+    datasetId: string,
+    filter: ParsedFilter,
+    max: number,
+  ): Promise<Set<number> | null> {
+    const { sql, params } = renderFilter(filter, 3);
+    const rows = await read<{ seq: string }>(
+      `SELECT c.seq FROM documents d JOIN chunks c ON c.document_id = d.id
+        WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}
+        LIMIT $2`,
+      [datasetId, max + 1, ...params],
+    );
+    return rows.length > max ? null : new Set(rows.map((row) => Number(row.seq)));
   }
 
   /** The chunks of all datasets embedded at `dimensions`: those the dimension's HNSW index holds. */

@@ -21,9 +21,9 @@ export interface ChunkRow {
   filename?: string | null;
 }
 
-/** The ready documents of a dataset that pass a search's filters, and how many chunks they hold. */
+/** How many ready documents of a dataset pass a search's filters, and how many chunks they hold. */
 export interface PassingDocuments {
-  ids: string[];
+  documents: number;
   chunks: number;
 }
 
@@ -33,7 +33,8 @@ export interface LegRequest {
   filter: ParsedFilter;
   /**
    * The documents that pass the filters, read once for all queries of a request when there are
-   * filters and the vector leg runs: it checks them on the chunk rows it walks (see `VectorLeg`).
+   * filters: their chunks' count chooses how each leg applies the filters (`scansExactly`,
+   * `ranksPassing`).
    */
   passing?: Promise<PassingDocuments>;
   /** How many candidates the leg ranks, best first. */

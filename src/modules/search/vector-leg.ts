@@ -72,14 +72,14 @@ export class VectorLeg {
     embedding: Promise<number[]>,
     { filter, passing, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
-    // The filters are checked through the documents that pass them, never skipped.
+    // How the filters are applied depends on how many chunks pass them.
     if (filter.fields > 0 && !passing)
-      throw new Error('the vector leg needs the documents passing the filters');
+      throw new Error('the vector leg needs the count of the documents passing the filters');
     const read = this.reads.statements(deadline);
-    const documents = passing ? await passing : null;
-    if (documents?.ids.length === 0) return [];
+    const reach = passing ? await passing : null;
+    if (reach?.documents === 0) return [];
     // The chunks the leg may return, of all the dataset's that the index holds.
-    const chunks = documents?.chunks ?? dataset.chunks;
+    const chunks = reach?.chunks ?? dataset.chunks;
     const choose = (indexed: number) =>
       scansExactly(
         { chunks, indexed: Math.max(indexed, dataset.chunks) },
@@ -104,7 +104,7 @@ export class VectorLeg {
         vector,
         candidates,
         shown,
-        documents: documents?.ids ?? null,
+        filter: filter.fields > 0 ? filter : null,
         exact,
       });
       return rows.map(({ distance, ...row }) => ({
