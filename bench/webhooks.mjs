@@ -58,7 +58,8 @@ function call(method, path, body) {
         response.on('data', (part) => parts.push(part));
         response.on('end', () => {
           if (response.statusCode >= 300) reject(new Error(`${path}: ${response.statusCode}`));
-          else resolve({ ms: performance.now() - started, json: JSON.parse(Buffer.concat(parts).toString()) });
+          else
+            resolve({ ms: performance.now() - started, json: JSON.parse(Buffer.concat(parts).toString()) });
         });
       },
     );
@@ -71,7 +72,8 @@ const result = { datasets: DATASETS, updates_per_dataset: UPDATES, clients: CLIE
 const db = new pg.Pool({ connectionString: database.url, max: 2 });
 try {
   const datasets = [];
-  for (let i = 0; i < DATASETS; i++) datasets.push((await call('POST', '/v1/datasets', { name: `d${i}` })).json.id);
+  for (let i = 0; i < DATASETS; i++)
+    datasets.push((await call('POST', '/v1/datasets', { name: `d${i}` })).json.id);
   await call('POST', '/v1/webhooks', { url: receiverUrl, events: ['dataset.updated'] });
 
   const jobs = datasets.flatMap((id) => Array.from({ length: UPDATES }, (_, n) => ({ id, n })));
@@ -83,7 +85,8 @@ try {
   });
   const updated = performance.now();
   while (received < jobs.length) {
-    if (performance.now() - updated > 300_000) throw new Error(`only ${received} of ${jobs.length} delivered`);
+    if (performance.now() - updated > 300_000)
+      throw new Error(`only ${received} of ${jobs.length} delivered`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const seconds = (lastReceivedAt - started) / 1000;
@@ -106,7 +109,11 @@ try {
       await client.query(
         `INSERT INTO events (id, account_id, event, resource_id, data)
          SELECT $1, account_id, 'dataset.updated', id, $2 FROM datasets WHERE id = $3`,
-        [`evt_bench${String(i).padStart(18, '0')}`, { dataset_id: datasets[0], changes: {}, updated_by: 'bench' }, datasets[0]],
+        [
+          `evt_bench${String(i).padStart(18, '0')}`,
+          { dataset_id: datasets[0], changes: {}, updated_by: 'bench' },
+          datasets[0],
+        ],
       );
       inserts.push(performance.now() - t0);
       await client.query('ROLLBACK');

@@ -36,7 +36,7 @@ function legsOver(search: SearchPool, cache: PostingsCache, config: AppConfig) {
       request: RawLegRequest,
     ) => keywordLeg.rank(dataset, query, bm25, parsed(request)),
     semantic: (
-      dataset: { seq: string; chunks: number; dimensions: number; model: string },
+      dataset: { id: string; seq: string; chunks: number; dimensions: number; model: string },
       embedding: Promise<number[]>,
       request: RawLegRequest,
     ) => vectorLeg.rank(dataset, embedding, parsed(request)),
@@ -62,13 +62,14 @@ describe('Keyword leg across concurrent writes', () => {
     legs: Legs,
     query: string,
     {
+      id = datasetId,
       seq = datasetSeq,
       chunkCount = '3',
       ...leg
-    }: Partial<RawLegRequest> & { seq?: string; chunkCount?: string } = {},
+    }: Partial<RawLegRequest> & { id?: string; seq?: string; chunkCount?: string } = {},
   ) =>
     legs.keyword(
-      { id: datasetId, seq, language: 'english', chunkCount },
+      { id, seq, language: 'english', chunkCount },
       query,
       { k1: 1.2, b: 0.75 },
       {
@@ -82,7 +83,13 @@ describe('Keyword leg across concurrent writes', () => {
   /** The model the tests below give the dataset's vectors (the service runs keyword-only). */
   const MODEL = 'test-model';
   /** The dataset as the vector leg is given it: `chunks` of three dimensions, embedded by MODEL. */
-  const vectorDataset = (chunks: number) => ({ seq: datasetSeq, chunks, dimensions: 3, model: MODEL });
+  const vectorDataset = (chunks: number) => ({
+    id: datasetId,
+    seq: datasetSeq,
+    chunks,
+    dimensions: 3,
+    model: MODEL,
+  });
 
   beforeAll(async () => {
     t = await startTestApp({ EMBEDDING_PROVIDER: 'none' });
@@ -277,6 +284,40 @@ describe('Keyword leg across concurrent writes', () => {
       expect(ranked[0].row?.metadata).toEqual({ kind: 'chosen' });
     } finally {
       await t.sql.query(`UPDATE documents SET metadata = '{}' WHERE id = $1`, [first.id]);
+    }
+  });
+
+  it('ranks the passing chunks alone once a first check, without a count, finds too few', async () => {
+    const id = await createDataset(t.http, key);
+    try {
+      // Twenty chunks hold the term, the fewer times the later; only the last passes the filter.
+      for (let i = 0; i < 20; i++) {
+        const content = `${'energy '.repeat(20 - i)}in the cell.`;
+        await addDocument(t.http, key, id, { content, metadata: { kind: i === 19 ? 'chosen' : 'other' } });
+      }
+      const [{ seq }] = (await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [id]))
+        .rows;
+      const ask = { id, seq, chunkCount: '20', filters: { kind: 'chosen' }, candidates: 1, shown: 1 };
+      const readsSet = (texts: string[]) =>
+        texts.some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
+      // Counted as many, the ranking is checked, and ranked deeper when the first 16 hold none.
+      const counted = repository();
+      const checked = await keyword(counted.repository, 'energy', {
+        ...ask,
+        passing: Promise.resolve({ documents: 20, chunks: 20 }),
+      });
+      expect(readsSet(counted.texts())).toBe(false);
+      // Without a count, the first check's 16 chunks hold none: the leg reads the passing ones.
+      const uncounted = repository();
+      const ranked = await keyword(uncounted.repository, 'energy', ask);
+      expect(readsSet(uncounted.texts())).toBe(true);
+      expect(ranked.map(({ chunkSeq, score }) => [chunkSeq, score])).toEqual(
+        checked.map(({ chunkSeq, score }) => [chunkSeq, score]),
+      );
+      expect(ranked).toHaveLength(1);
+      expect(ranked[0].row?.metadata).toEqual({ kind: 'chosen' });
+    } finally {
+      await t.http.delete(`/v1/datasets/${id}`).set(bearer(key)).expect(204);
     }
   });
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createDataset, ingest, waitForDocument } from './utils/documents.js';
+import { addDocument, createDataset, ingest, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
@@ -229,12 +229,8 @@ describe('Keyword search (BM25)', () => {
     ];
     const ranking = async (remembered: string | null) => {
       const own = await createDataset(t.http, key);
-      await ingest(
-        t,
-        key,
-        own,
-        contents.map((content) => ({ content })),
-      );
+      // One at a time: equal scores rank by chunk, so each dataset numbers its chunks in one order.
+      for (const content of contents) await addDocument(t.http, key, own, { content });
       const search = (text: string) =>
         t.http
           .post('/v1/mcp/query')

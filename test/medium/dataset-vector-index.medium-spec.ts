@@ -85,6 +85,7 @@ describe('Per-dataset vector indexes', () => {
       const repository = new SearchRepository({} as SearchReads);
       await repository.nearest(explain, {
         datasetSeq: dataset.seq,
+        datasetId: dataset.id,
         model: MODEL,
         vector: [1, 0, 0],
         candidates: 10,

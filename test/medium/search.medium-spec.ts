@@ -320,6 +320,7 @@ describe('Search reads', () => {
   describe('SearchRepository.nearest', () => {
     const query = (overrides: Partial<Parameters<SearchRepository['nearest']>[1]> = {}) => ({
       datasetSeq: main.seq,
+      datasetId: main.id,
       model: MODEL,
       vector: QUERY,
       candidates: 10,

@@ -47,7 +47,7 @@ const PASSING_SET_MAX_CHUNKS = 20_000;
  * than one in `CHECKED_PER_RESULT` of the dataset's chunks, so that the check's first round would
  * not find enough and it would rank and check again (twice, for a filter keeping 1%), and few enough
  * to read at once. `passing` is the count of `passingDocuments`, which only chooses: the answer
- * comes from the snapshot.
+ * comes from the snapshot. Without a count (no vector leg), a first check that falls short chooses.
  */
 export function ranksPassing(passing: number, datasetChunks: number): boolean {
   return passing <= PASSING_SET_MAX_CHUNKS && passing * CHECKED_PER_RESULT < datasetChunks;
@@ -91,9 +91,9 @@ export class KeywordLeg {
   ): Promise<LegHit[]> {
     const { seq: datasetSeq, language } = dataset;
     const rank =
-      ({ postings, n, total }: TermsSnapshot) =>
+      ({ postings, n, total }: TermsSnapshot, only?: ReadonlySet<number>) =>
       (k: number) =>
-        rankBm25(postings, n, total, bm25, k);
+        rankBm25(postings, n, total, bm25, k, only);
     // Each hit's relevance: its BM25 against the most the query could score in this snapshot.
     const judged = (terms: TermsSnapshot, hits: Omit<LegHit, 'relevance'>[]): LegHit[] => {
       const dfs = [
@@ -114,27 +114,42 @@ export class KeywordLeg {
         async (read) => {
           const terms = (await this.terms(read, datasetSeq, language, query, true))!;
           if (terms.postings.length === 0) return [];
-          const estimate = passing && (await passing).chunks;
-          const only =
-            estimate !== undefined && ranksPassing(estimate, Number(dataset.chunkCount))
-              ? await this.repository.passingChunks(read, dataset.id, filter, PASSING_SET_MAX_CHUNKS)
-              : null;
-          if (!only) return judged(terms, await this.firstPassing(read, rank(terms), filter, candidates));
-          const { ranked } = rankBm25(terms.postings, terms.n, terms.total, bm25, candidates, only);
-          const rows = await this.repository.chunks(
-            datasetSeq,
-            ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
-            deadline,
-            read,
-          );
-          return judged(
-            terms,
-            ranked.map(({ chunk, score }) => ({
-              chunkSeq: String(chunk),
-              score,
-              row: rows.get(String(chunk)),
-            })),
-          );
+          // The passing chunks alone, ranked, with the rows of those that can be shown; null when
+          // more than the leg reads at once.
+          const amongPassing = async () => {
+            const only = await this.repository.passingChunks(
+              read,
+              dataset.id,
+              filter,
+              PASSING_SET_MAX_CHUNKS,
+            );
+            if (!only) return null;
+            const { ranked } = rank(terms, only)(candidates);
+            const rows = await this.repository.chunks(
+              datasetSeq,
+              ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
+              deadline,
+              read,
+            );
+            return ranked.map(({ chunk, score }) => {
+              const chunkSeq = String(chunk);
+              return { chunkSeq, score, row: rows.get(chunkSeq) };
+            });
+          };
+          // Counted (when the vector leg runs too), the passing chunks choose the way at once;
+          // otherwise a first check that finds too few is the sign that they are few.
+          const count = passing && (await passing).chunks;
+          const few = count === undefined ? undefined : ranksPassing(count, Number(dataset.chunkCount));
+          const hits =
+            (few && (await amongPassing())) ||
+            (await this.firstPassing(
+              read,
+              rank(terms),
+              filter,
+              candidates,
+              few === undefined && amongPassing,
+            ));
+          return judged(terms, hits);
         },
         { deadline },
       );
@@ -262,13 +277,15 @@ export class KeywordLeg {
    * their rows. One statement checks the ranked chunks in rank order and stops at the `limit`-th that
    * passes, so it reads the rows the answer needs and no more, in one round trip. Only when the
    * chunks ranked so far hold too few that pass does the leg rank deeper (`RANK_GROWTH` times) and
-   * check the chunks it had not, until `limit` pass or no ranked chunk is left.
+   * check the chunks it had not, until `limit` pass or no ranked chunk is left; or, when the first
+   * check fell short, take the answer of `whenShort` instead, unless it has none.
    */
   private async firstPassing(
     read: Read,
     rank: (k: number) => { ranked: Scored[]; matched: number },
     filter: ParsedFilter,
     limit: number,
+    whenShort: false | (() => Promise<Omit<LegHit, 'relevance'>[] | null>),
   ): Promise<Omit<LegHit, 'relevance'>[]> {
     const hits: Omit<LegHit, 'relevance'>[] = [];
     let checked = 0;
@@ -287,6 +304,10 @@ export class KeywordLeg {
       }
       checked = ranked.length;
       if (checked >= matched) break;
+      if (whenShort && depth === CHECKED_PER_RESULT * limit && hits.length < limit) {
+        const answer = await whenShort();
+        if (answer) return answer;
+      }
     }
     return hits;
   }

@@ -44,7 +44,7 @@ export interface PreparedSearch {
   dataset: DatasetEntity;
   vectors: Map<string, Promise<number[]>>;
   filter: ParsedFilter;
-  /** Under filters: the documents that pass them (`LegRequest.passing`). */
+  /** Under filters, when the vector leg may run: the documents that pass them (`LegRequest.passing`). */
   passing?: Promise<PassingDocuments>;
 }
 
@@ -159,10 +159,12 @@ export class SearchService {
       const empty = dataset.chunkCount === '0' && this.embedding.current() !== null;
       if (reason && !empty) throw SearchErrors.semanticUnavailable(reason);
     }
-    // Read once for all the request's queries, while their vectors are computed: the vector leg
-    // returns chunks of these documents only, and the count chooses how each leg finds them.
+    // Counted once for all the request's queries, while their vectors are computed: the count
+    // chooses how the vector leg applies the filters, and the keyword leg when it has it.
     const passing =
-      filter.fields > 0 ? this.repository.passingDocuments(dataset.id, filter, deadline) : undefined;
+      filter.fields > 0 && options.mode !== 'keyword' && !this.semanticUnavailable(dataset)
+        ? this.repository.passingDocuments(dataset.id, filter, deadline)
+        : undefined;
     passing?.catch(() => undefined); // awaited by the legs, unless the search fails first
     return { dataset, vectors, filter, passing };
   }
@@ -209,6 +211,7 @@ export class SearchService {
       useSemantic
         ? this.vectorLeg.rank(
             {
+              id: dataset.id,
               seq: dataset.seq,
               chunks: Number(dataset.chunkCount),
               dimensions: dataset.embeddingDimensions!,

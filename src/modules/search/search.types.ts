@@ -32,9 +32,9 @@ export interface LegRequest {
   /** The request's metadata filters, parsed once for all legs and queries. */
   filter: ParsedFilter;
   /**
-   * The documents that pass the filters, read once for all queries of a request when there are
-   * filters: their chunks' count chooses how each leg applies the filters (`scansExactly`,
-   * `ranksPassing`).
+   * The documents that pass the filters, counted once for all queries of a request when there are
+   * filters and the vector leg runs: their chunks' count chooses how each leg applies the filters
+   * (`scansExactly`, `ranksPassing`).
    */
   passing?: Promise<PassingDocuments>;
   /** How many candidates the leg ranks, best first. */

@@ -68,7 +68,14 @@ export class VectorLeg {
   }
 
   async rank(
-    dataset: { seq: string; chunks: number; dimensions: number; model: string; ownIndex?: boolean },
+    dataset: {
+      id: string;
+      seq: string;
+      chunks: number;
+      dimensions: number;
+      model: string;
+      ownIndex?: boolean;
+    },
     embedding: Promise<number[]>,
     { filter, passing, candidates, shown, deadline }: LegRequest,
   ): Promise<LegHit[]> {
@@ -100,6 +107,7 @@ export class VectorLeg {
     const run = async (read: Read, exact: boolean): Promise<LegHit[]> => {
       const rows = await this.repository.nearest(read, {
         datasetSeq: dataset.seq,
+        datasetId: dataset.id,
         model: dataset.model,
         vector,
         candidates,
