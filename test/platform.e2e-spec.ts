@@ -373,6 +373,7 @@ describe('Boot', () => {
     'Webhooks1732000000012',
     'ChunksWithoutVector1732000000013',
     'DatasetVectorIndex1732000000014',
+    'VectorDimsStatistics1732000000015',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
@@ -382,6 +383,11 @@ describe('Boot', () => {
       expect(rows).toHaveLength(1);
       const migrations = await t.sql.query('SELECT name FROM schema_migrations');
       expect(migrations.rows.map((r) => r.name)).toEqual(MIGRATIONS);
+      // The planner's statistics on the vectors' dimension, which every vector statement names.
+      const statistics = await t.sql.query(
+        `SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'chunks'::regclass`,
+      );
+      expect(statistics.rows).toEqual([{ stxname: 'chunks_vector_dims_stats' }]);
       // The 384-dimension HNSW index of migration 1, rebuilt over half precision by migration 4.
       const index = await t.sql.query(
         `SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_384_idx'`,
