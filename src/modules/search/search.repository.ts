@@ -111,12 +111,12 @@ export class SearchRepository {
     const { datasetSeq, datasetId, model, vector, candidates, shown, filter, exact } = query;
     const dims = vector.length;
     // Chunks exist only while their document is ready: no status is checked. The filter's condition
-    // is on documents. Exactly, they are joined, named by their dataset too, so that the planner
-    // starts from those that pass when they are few (by the chunks' dataset alone it estimated the
-    // filter's documents in every dataset, and read all of this one's chunks: 118 ms against 35). Walking, each chunk the walk passes looks up its document in a subquery that OFFSET 0
-    // keeps from becoming a join, so that the walk stops as soon as it has `candidates` (under a
-    // join, the plan sorted what a whole walk found). Neither takes a list of document ids: planning
-    // `= ANY` over thousands of them cost more than the walk (7.9 ms for 3,400, docs/search.md).
+    // is on documents. Exactly, they are joined, named by their dataset, and the planner starts from
+    // those that pass when they are few (given the statistics of migration 15). Walking, each chunk
+    // the walk passes looks up its document in a subquery that OFFSET 0 keeps from becoming a join,
+    // so that the walk stops as soon as it has `candidates` (under a join, the plan sorted what a
+    // whole walk found). Neither takes a list of document ids: planning `= ANY` over thousands of
+    // them cost more than the walk (7.9 ms for 3,400, docs/search.md).
     const rendered = filter && renderFilter(filter, 7);
     const join = rendered && exact ? 'JOIN documents d ON d.id = c.document_id AND d.dataset_id = $6' : '';
     const passing = !rendered
