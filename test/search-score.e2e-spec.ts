@@ -72,7 +72,8 @@ describe('The score, keyword leg', () => {
       `SELECT q.term, coalesce(t.df, 0)::int AS df
          FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS q(term)
          LEFT JOIN term_stats t ON t.term = q.term
-               AND t.dataset_seq = (SELECT seq FROM datasets WHERE id = $2)`,
+               AND t.dataset_seq = (SELECT seq FROM datasets WHERE id = $2)
+        ORDER BY q.term`,
       [query, datasetId],
     );
     expect(rows.map(({ term, df }) => [term, df > 0])).toEqual([
