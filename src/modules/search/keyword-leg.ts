@@ -124,17 +124,13 @@ export class KeywordLeg {
               PASSING_SET_MAX_CHUNKS,
             );
             if (!only) return null;
-            const { ranked } = rank(terms, only)(candidates);
-            const rows = await this.repository.chunks(
+            return this.withShownRows(
               datasetSeq,
-              ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
+              rank(terms, only)(candidates).ranked,
+              shown,
               deadline,
               read,
             );
-            return ranked.map(({ chunk, score }) => {
-              const chunkSeq = String(chunk);
-              return { chunkSeq, score, row: rows.get(chunkSeq) };
-            });
           };
           // Counted (when the vector leg runs too), the passing chunks choose the way at once;
           // otherwise a first check that finds too few is the sign that they are few.
@@ -162,21 +158,29 @@ export class KeywordLeg {
         { deadline },
       ));
     const snapshot = terms!;
-    const ranked = rank(snapshot)(candidates).ranked;
-    const rows = await this.repository.chunks(
-      datasetSeq,
-      ranked.slice(0, shown).map(({ chunk }) => String(chunk)),
-      deadline,
-    );
     // The ranking is the snapshot's: a chunk deleted since keeps its rank, without a row, and is
     // left out when the results are read (see SearchService).
-    return judged(
-      snapshot,
-      ranked.map(({ chunk, score }) => {
-        const chunkSeq = String(chunk);
-        return { chunkSeq, score, row: rows.get(chunkSeq) };
-      }),
-    );
+    const ranked = rank(snapshot)(candidates).ranked;
+    return judged(snapshot, await this.withShownRows(datasetSeq, ranked, shown, deadline));
+  }
+
+  /**
+   * The ranked chunks as hits, the first `shown` with their rows: read through `read` (a snapshot)
+   * when given, else in a statement of their own.
+   */
+  private async withShownRows(
+    datasetSeq: string,
+    ranked: Scored[],
+    shown: number,
+    deadline?: AbortSignal,
+    read?: Read,
+  ): Promise<Omit<LegHit, 'relevance'>[]> {
+    const seqs = ranked.slice(0, shown).map(({ chunk }) => String(chunk));
+    const rows = await this.repository.chunks(datasetSeq, seqs, deadline, read);
+    return ranked.map(({ chunk, score }) => {
+      const chunkSeq = String(chunk);
+      return { chunkSeq, score, row: rows.get(chunkSeq) };
+    });
   }
 
   /**
