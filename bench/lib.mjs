@@ -150,14 +150,7 @@ export async function startServer(env, { readyMs = 20_000 } = {}) {
       return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
     },
     /** Stops the server and deletes the Redis keys of its REDIS_PREFIX (rate limits, queue). */
-    async stop() {
-      await new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      });
-      if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
-    },
+    stop: () => stopService(child, env),
   };
 }
 
@@ -201,14 +194,19 @@ export async function runWorker(env, done, { messages = [], timeoutMs = 3_600_00
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } finally {
-    await new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
-    if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
+    await stopService(child, env);
   }
   return logged;
+}
+
+/** Stops a service process started on `env`, and deletes the Redis keys of its REDIS_PREFIX. */
+async function stopService(child, env) {
+  await new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
 }
 
 async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {
