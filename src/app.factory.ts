@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
@@ -7,14 +8,23 @@ import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter.js
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { httpsRedirect } from 'src/common/http/https-redirect.middleware.js';
 import { securityHeaders } from 'src/common/http/security-headers.middleware.js';
-import { deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
+import { defaultToEmptyBody, deferBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import type { AppConfig } from 'src/config/app-config.js';
-import { isMcpRequest, MCP_SCOPES, resourceMetadataUrl } from 'src/modules/auth/oauth/resources.js';
+import { oauthAnswerOf, sendOAuthAnswer } from 'src/modules/auth/oauth/oauth.errors.js';
+import {
+  isMcpRequest,
+  isOAuthPath,
+  MCP_SCOPES,
+  resourceMetadataUrl,
+} from 'src/modules/auth/oauth/resources.js';
 import { mcpOriginGate } from 'src/modules/mcp/mcp-origins.js';
 import { setUpOpenApi } from 'src/openapi/openapi.document.js';
+
+/** The largest body `/oauth/register` reads. */
+const OAUTH_JSON_LIMIT_BYTES = 64 * 1024;
 
 /** Builds the HTTP application: the module graph plus everything that applies to every request. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -50,6 +60,14 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   // before the 413, so that the connection stays usable). Any JSON
   // value is parsed (`strict` off), so that `null` or `5` is told it is not an object, as `[]` is,
   // rather than that it is not JSON.
+  // The authorization server's JSON (client registrations) is small: a registration holds a few URLs.
+  app.useBodyParser('json', {
+    limit: OAUTH_JSON_LIMIT_BYTES,
+    strict: false,
+    type: (request: IncomingMessage) =>
+      isOAuthPath(request.url ?? '/') &&
+      request.headers['content-type']?.split(';')[0].trim().toLowerCase() === 'application/json',
+  });
   app.useBodyParser('json', { limit: config.jsonBodyLimitBytes, strict: false });
   // The OAuth endpoints and the sign-in and consent forms take HTML forms; routes declare what they
   // accept (`@Accepts`), so no other route sees a form body.
@@ -57,11 +75,18 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(refuseMalformedUtf8);
   app.use(rejectAbsurdBodies);
   app.use(deferBodyErrors);
+  app.use(defaultToEmptyBody);
   app.useGlobalFilters(
-    new AllExceptionsFilter(logger, (request) => ({
-      metadataUrl: resourceMetadataUrl(request, config),
-      scopes: isMcpRequest(request) ? MCP_SCOPES : null,
-    })),
+    new AllExceptionsFilter(logger, {
+      resourceOf: (request) => ({
+        metadataUrl: resourceMetadataUrl(request, config),
+        scopes: isMcpRequest(request) ? MCP_SCOPES : null,
+      }),
+      protocolAnswer: (request) =>
+        isOAuthPath(request.path)
+          ? (response, error) => sendOAuthAnswer(response, oauthAnswerOf(error, request.path))
+          : null,
+    }),
   );
   app.useGlobalPipes(new AppValidationPipe());
   setUpOpenApi(app, config);

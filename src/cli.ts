@@ -23,6 +23,7 @@ import { UsersService } from 'src/modules/auth/users/users.service.js';
 
 const USAGE = `Usage:
   node dist/cli.js migrate
+  node dist/cli.js routes
   node dist/cli.js api-keys create --account <name>
   node dist/cli.js api-keys list --account <name>
   node dist/cli.js api-keys revoke <key-id>
@@ -31,6 +32,7 @@ const USAGE = `Usage:
   node dist/cli.js users list --account <name>
   node dist/cli.js users disable <user-id>
   node dist/cli.js users set-password <user-id>
+  node dist/cli.js users revoke-grants <user-id>
   node dist/cli.js oauth-clients list
   node dist/cli.js oauth-clients delete <client-id>
 
@@ -100,9 +102,13 @@ async function run(argv: string[]): Promise<void> {
   // Logs go to stderr so that stdout carries only the command's JSON.
   const logger = pino({ level: config.logLevel === 'silent' ? 'silent' : 'warn' }, pino.destination(2));
   const [group, command, argument] = positionals;
-  const known = group === 'migrate' ? command === undefined : Boolean(command);
-  if (!['migrate', 'api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !known) {
+  const known = group === 'migrate' || group === 'routes' ? command === undefined : Boolean(command);
+  if (!['migrate', 'routes', 'api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !known) {
     throw new UsageError('unknown command');
+  }
+  if (group === 'routes') {
+    print({ routes: await listRoutes(config, logger) });
+    return;
   }
   await checkDatabaseConnection(config);
 
@@ -203,6 +209,10 @@ async function runUsers(
       print({ user_id: userId, ...(await users.setPassword(userId, password)) });
       return;
     }
+    case 'revoke-grants':
+      if (!userId) throw new UsageError('users revoke-grants needs <user-id>');
+      print({ user_id: userId, ...(await users.revokeGrants(userId)) });
+      return;
     default:
       throw new UsageError(`unknown users command "${command}"`);
   }
@@ -232,6 +242,25 @@ async function runOAuthClients(clients: ClientsService, command: string, clientI
     default:
       throw new UsageError(`unknown oauth-clients command "${command}"`);
   }
+}
+
+/**
+ * The routes the server serves with this configuration, each with its access rule: read from the
+ * controllers' metadata, without connecting to anything. The whole application is loaded only here.
+ */
+async function listRoutes(config: AppConfig, logger: pino.Logger) {
+  const [{ AppModule }, { routeTable }, { ROUTE_ACCESS }] = await Promise.all([
+    import('src/app.module.js'),
+    import('src/common/http/route-table.js'),
+    import('src/modules/auth/auth.decorators.js'),
+  ]);
+  const routes = await routeTable(AppModule.forRoot(config, logger));
+  return routes.map(({ method, path, controller, handler }) => ({
+    method,
+    path,
+    controller,
+    access: Reflect.getMetadata(ROUTE_ACCESS, handler) as unknown,
+  }));
 }
 
 /**

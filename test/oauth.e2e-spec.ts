@@ -118,6 +118,36 @@ describe('OAuth 2.1 authorization server', () => {
   describe('authorization requests', () => {
     const { challenge } = pkcePair();
 
+    /** A browser signed in as the member, who has let the client in once. */
+    async function consentedBrowser(): Promise<FormBrowser> {
+      const browser = new FormBrowser(t.url);
+      await authorizeInBrowser(browser, authorizationUrl(t, client, challenge), member);
+      return browser;
+    }
+
+    it('shows an error page, never a redirect, for a bad request before the person signed in or let the client in', async () => {
+      const url = new URL(authorizationUrl(t, client, challenge), t.url);
+      url.searchParams.set('response_type', 'x');
+      const anonymous = await new FormBrowser(t.url).request(url.pathname + url.search);
+      expect(anonymous.status).toBe(400);
+      expect(anonymous.location).toBeNull();
+      expect(anonymous.text).toContain('response_type must be code');
+      // Signed in, but a stranger to this client: still no redirect.
+      const stranger = await createUser(t, { account: 'acme' });
+      const browser = new FormBrowser(t.url);
+      const signIn = await browser.request(authorizationUrl(t, client, challenge));
+      await browser.request('/oauth/sign-in', {
+        form: {
+          return_to: formField(signIn.text, 'return_to'),
+          email: stranger.user.email,
+          password: stranger.password,
+        },
+      });
+      const signedIn = await browser.request(url.pathname + url.search);
+      expect(signedIn.status).toBe(400);
+      expect(signedIn.location).toBeNull();
+    });
+
     it.each([
       ['an unregistered redirect URI', { redirectUri: 'https://evil.example/callback' }],
       ['a longer path', { redirectUri: `${REDIRECT_URI}/../../evil` }],
@@ -146,22 +176,25 @@ describe('OAuth 2.1 authorization server', () => {
       ['no resource', { resource: '' }, 'invalid_target'],
       ['another resource', { resource: 'https://elsewhere.example/v1' }, 'invalid_target'],
       ['another response type', { response_type: 'token' }, 'unsupported_response_type'],
-    ])('sends the client back for %s (%j): error %s', async (_case, override, error) => {
-      const url = new URL(authorizationUrl(t, client, challenge), t.url);
-      for (const [name, value] of Object.entries(override)) url.searchParams.set(name, value);
-      const page = await new FormBrowser(t.url).request(url.pathname + url.search);
-      expect(page.status).toBe(302);
-      const back = new URL(page.location!);
-      expect(back.origin + back.pathname).toBe(REDIRECT_URI);
-      expect(back.searchParams.get('error')).toBe(error);
-      expect(back.searchParams.get('state')).toBe('some-state');
-      expect(back.searchParams.get('code')).toBeNull();
-    });
+    ])(
+      'sends the client back for %s (%j): error %s, once the person let it in',
+      async (_case, override, error) => {
+        const url = new URL(authorizationUrl(t, client, challenge), t.url);
+        for (const [name, value] of Object.entries(override)) url.searchParams.set(name, value);
+        const page = await (await consentedBrowser()).request(url.pathname + url.search);
+        expect(page.status).toBe(302);
+        const back = new URL(page.location!);
+        expect(back.origin + back.pathname).toBe(REDIRECT_URI);
+        expect(back.searchParams.get('error')).toBe(error);
+        expect(back.searchParams.get('state')).toBe('some-state');
+        expect(back.searchParams.get('code')).toBeNull();
+      },
+    );
 
     it('refuses a parameter given twice, rather than read either', async () => {
       const url = new URL(authorizationUrl(t, client, challenge, { scope: 'datasets:read' }), t.url);
       url.searchParams.append('scope', 'datasets:write');
-      const page = await new FormBrowser(t.url).request(url.pathname + url.search);
+      const page = await (await consentedBrowser()).request(url.pathname + url.search);
       expect(new URL(page.location!).searchParams.get('error')).toBe('invalid_request');
       const twice = new URL(authorizationUrl(t, client, challenge), t.url);
       twice.searchParams.append('redirect_uri', 'https://evil.example/cb');
@@ -212,7 +245,10 @@ describe('OAuth 2.1 authorization server', () => {
         site: 'cross-site',
       });
       expect(forged.status).toBe(403);
-      expect(JSON.parse(forged.text).code).toBe('csrf_rejected');
+      expect(JSON.parse(forged.text)).toEqual({
+        error: 'access_denied',
+        error_description: expect.stringMatching(/^Cross-site request refused/),
+      });
 
       const other = await createUser(t, { account: 'acme' });
       const otherBrowser = new FormBrowser(t.url);
@@ -343,9 +379,10 @@ describe('OAuth 2.1 authorization server', () => {
         { Authorization: basic },
       );
       expect(ok.status).toBe(200);
-      const byPost = await authorizationCode(t, confidential, member);
-      const posted = await exchangeCode(t, confidential, byPost, {
-        client_secret: confidential.client_secret!,
+      const postClient = await registerClient(t, { token_endpoint_auth_method: 'client_secret_post' });
+      const byPost = await authorizationCode(t, postClient, member);
+      const posted = await exchangeCode(t, postClient, byPost, {
+        client_secret: postClient.client_secret!,
       });
       expect(posted.status).toBe(200);
     });
@@ -517,6 +554,10 @@ describe('OAuth 2.1 authorization server', () => {
       expect(await statusThere(tokens.access_token)).toBe(401);
       const page = await new FormBrowser(t.url).request(authorizationUrl(t, doomed, pkcePair().challenge));
       expect(page.status).toBe(400);
+      // Deleted once: a second delete finds no client.
+      await expect(t.cli('oauth-clients', 'delete', doomed.client_id)).rejects.toMatchObject({
+        stderr: expect.stringContaining('"code":"client_not_found"'),
+      });
     });
 
     it('shares the 15,000 budget of a token between processes', async () => {
@@ -546,7 +587,11 @@ describe('OAuth client registration limit', () => {
       .post('/oauth/register')
       .send({ redirect_uris: [REDIRECT_URI] })
       .expect(429);
-    expect(response.body).toMatchObject({ code: 'rate_limit_exceeded', retry_after: expect.any(Number) });
+    expect(response.body).toEqual({
+      error: 'rate_limit_exceeded',
+      error_description: expect.stringMatching(/^Too many client registrations/),
+      retry_after: expect.any(Number),
+    });
     expect(response.headers['access-control-allow-origin']).toBe('*');
   });
 });

@@ -92,10 +92,18 @@ describe('Users on the command line', () => {
     expect(error.code).toBe(code);
   });
 
-  it('answers user_not_found for an unknown user', async () => {
-    const error = await cliError('', 'users', 'disable', 'usr_0000000000000000000000');
-    expect(error.code).toBe('user_not_found');
-  });
+  it.each(['disable', 'set-password', 'revoke-grants'])(
+    'answers user_not_found to %s of an unknown user',
+    async (command) => {
+      const error = await cliError(
+        'a long enough password\n',
+        'users',
+        command,
+        'usr_0000000000000000000000',
+      );
+      expect(error.code).toBe('user_not_found');
+    },
+  );
 });
 
 describe('Sessions (the Session tier)', () => {
@@ -405,11 +413,18 @@ describe('Sign-in limits', () => {
     await attempt('203.0.113.2', user.user.email, user.password).expect(201);
   });
 
-  it('refuses an email after 3 failures in the window, from any address', async () => {
+  it('refuses an email after 3 failures to the networks that failed at it, and lets others through', async () => {
+    const email = user.user.email;
     for (let i = 0; i < 3; i++) {
-      expect((await attempt(`198.51.100.${i}`, user.user.email, 'wrong password')).status).toBe(401);
+      expect((await attempt(`198.51.100.${i}`, email, 'wrong password')).status).toBe(401);
     }
-    await attempt('198.51.100.9', user.user.email, user.password).expect(429);
+    // A network that failed at the email is refused, even with the right password.
+    await attempt('198.51.100.0', email, user.password).expect(429);
+    // A further network of the guesser's gets one guess, then is refused too.
+    expect((await attempt('198.51.100.7', email, 'wrong password')).status).toBe(401);
+    await attempt('198.51.100.7', email, 'wrong password').expect(429);
+    // The person, from a network of their own, is not locked out by anyone else's guesses.
+    await attempt('198.51.100.9', email, user.password).expect(201);
   });
 
   it('does not count successful sign-ins', async () => {

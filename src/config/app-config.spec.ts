@@ -28,14 +28,37 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS must be/);
   });
 
+  const PRODUCTION = { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://search.example.com' };
+
   it('forces HTTPS by default in production, unless told otherwise', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).forceHttps).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'production', FORCE_HTTPS: 'false' }).forceHttps).toBe(false);
+    expect(loadConfig(PRODUCTION).forceHttps).toBe(true);
+    expect(loadConfig({ ...PRODUCTION, FORCE_HTTPS: 'false' }).forceHttps).toBe(false);
+  });
+
+  it('refuses to start in production without PUBLIC_BASE_URL, where the Host header would name the service', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PUBLIC_BASE_URL is required in production/);
+  });
+
+  it.each([
+    ['https://search.example.com/', 'https://search.example.com'],
+    ['http://localhost:3000', 'http://localhost:3000'],
+    ['http://127.0.0.1:8080/base', 'http://127.0.0.1:8080/base'],
+  ])('takes PUBLIC_BASE_URL %s', (value, expected) => {
+    expect(loadConfig({ PUBLIC_BASE_URL: value }).publicBaseUrl).toBe(expected);
+  });
+
+  it.each([
+    ['http://search.example.com', /must use https/],
+    ['https://user:pw@search.example.com', /no credentials, query or fragment/],
+    ['https://search.example.com/?x=1', /no credentials, query or fragment/],
+    ['ftp://search.example.com', /must be a URL with scheme/],
+  ])('refuses PUBLIC_BASE_URL %s', (value, problem) => {
+    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(problem);
   });
 
   it('downloads models by default, but not in tests or where CI is set to anything but false, 0 or no', () => {
     const allowed = (env: Record<string, string>) =>
-      loadConfig({ NODE_ENV: 'production', ...env }).embedding.allowDownload;
+      loadConfig({ ...PRODUCTION, ...env }).embedding.allowDownload;
     expect(allowed({})).toBe(true);
     expect(allowed({ NODE_ENV: 'test' })).toBe(false);
     for (const ci of ['true', '1', 'github-actions']) expect(allowed({ CI: ci })).toBe(false);

@@ -22,6 +22,9 @@ export interface RateLimits {
   oauth: number;
   session: number;
   windowSeconds: number;
+  /** Requests per client network to the public routes that do work: signing in, the OAuth endpoints. */
+  authEndpoints: number;
+  authEndpointsWindowSeconds: number;
 }
 
 /** Webhook delivery (docs/webhooks.md). */
@@ -419,6 +422,13 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
       'HTTP_REDIRECT_PORT needs TLS_CERT_FILE and TLS_KEY_FILE (behind a TLS proxy, use FORCE_HTTPS)',
     );
   }
+  if (config.nodeEnv === 'production' && !config.publicBaseUrl) {
+    // Else the OAuth issuer, the resources tokens are for, and the links in responses come from each
+    // request's Host header, which a client chooses (and a cache may keep for others).
+    read.problems.push(
+      'PUBLIC_BASE_URL is required in production: the https:// address clients reach the service at',
+    );
+  }
   for (const [name, file] of [
     ['TLS_CERT_FILE', config.tls?.certFile],
     ['TLS_KEY_FILE', config.tls?.keyFile],
@@ -430,6 +440,25 @@ function checkCombinations(config: AppConfig, read: EnvReader, httpRedirectPort:
       read.problems.push(`${name} must name a readable file; ${JSON.stringify(file)} is not one`);
     }
   }
+}
+
+/**
+ * `PUBLIC_BASE_URL`, without a trailing slash: HTTPS, or plain HTTP on a loopback host (a service used
+ * on one machine, as with `docker compose up`), with nothing but a scheme, a host and a path.
+ */
+function publicBaseUrl(read: EnvReader): string {
+  const value = read.url('PUBLIC_BASE_URL', ['https:', 'http:'], '').replace(/\/+$/, '');
+  const url = URL.parse(value);
+  if (!url) return value;
+  if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+    read.problems.push('PUBLIC_BASE_URL must use https (plain http only on localhost, 127.0.0.1 or [::1])');
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    read.problems.push(
+      'PUBLIC_BASE_URL must be a scheme, a host and a path, with no credentials, query or fragment',
+    );
+  }
+  return value;
 }
 
 /** CI services set `CI` (true, 1, a name); `false`, `0` or `no` says it is not one. */
@@ -465,9 +494,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisPrefix: read.string('REDIS_PREFIX', 'dss'),
     forceHttps: read.bool('FORCE_HTTPS', nodeEnv === 'production'),
     trustProxy: parseTrustProxy(read),
-    publicBaseUrl: read.optional('PUBLIC_BASE_URL')
-      ? read.url('PUBLIC_BASE_URL', ['https:'], '').replace(/\/+$/, '')
-      : null,
+    publicBaseUrl: read.optional('PUBLIC_BASE_URL') ? publicBaseUrl(read) : null,
     tls: certFile && keyFile ? { certFile, keyFile, httpRedirectPort: httpRedirectPort || null } : null,
     logLevel: read.oneOf(
       'LOG_LEVEL',
@@ -483,6 +510,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       oauth: read.int('RATE_LIMIT_OAUTH', 15_000, 1, 10_000_000),
       session: read.int('RATE_LIMIT_SESSION', 15_000, 1, 10_000_000),
       windowSeconds: read.int('RATE_LIMIT_WINDOW_SECONDS', 3_600, 1, 86_400),
+      authEndpoints: read.int('RATE_LIMIT_AUTH_ENDPOINTS', 60, 1, 10_000_000),
+      authEndpointsWindowSeconds: read.int('RATE_LIMIT_AUTH_WINDOW_SECONDS', 60, 1, 86_400),
     },
     apiKeyCacheSeconds: read.int('API_KEY_CACHE_SECONDS', 60, 0, 3_600),
     sessions: {
@@ -575,7 +604,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
 
   config.sessions.secureCookie =
-    nodeEnv === 'production' || config.forceHttps || config.tls !== null || config.publicBaseUrl !== null;
+    nodeEnv === 'production' ||
+    config.forceHttps ||
+    config.tls !== null ||
+    config.publicBaseUrl?.startsWith('https:') === true;
   checkCombinations(config, read, httpRedirectPort);
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

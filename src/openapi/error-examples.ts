@@ -82,6 +82,7 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   rerank_failed: SearchErrors.rerankFailed('the reranker answered 503'),
   embedding_unavailable: SearchErrors.embeddingFailed('the embedding provider answered 503'),
   database_unavailable: CommonErrors.databaseUnavailable(),
+  session_store_unavailable: CommonErrors.sessionStoreUnavailable(),
   shutting_down: CommonErrors.shuttingDown(),
   not_ready: new AppError(503, 'not_ready', 'Not ready', {
     checks: { postgres: { status: 'ok' }, redis: { status: 'error' } },

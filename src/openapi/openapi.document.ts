@@ -1,8 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { AppConfig } from 'src/config/app-config.js';
-import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/authorization.service.js';
+import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/client-metadata.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
 import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';
@@ -21,6 +21,13 @@ const LICENSE = { name: 'Proprietary' };
  * generated client and "Try it out" have a base URL that works from where the reader stands.
  */
 export function setUpOpenApi(app: NestExpressApplication, config: AppConfig): void {
+  if (!config.publicBaseUrl) {
+    // The document names the Host it was asked by: no cache may hand it to a client that used another.
+    app.use('/docs', (_request: Request, response: Response, next: NextFunction) => {
+      response.set('Cache-Control', 'no-store').vary('Host');
+      next();
+    });
+  }
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, config), {
     jsonDocumentUrl: 'docs/openapi.json',
     yamlDocumentUrl: 'docs/openapi.yaml',
@@ -55,8 +62,7 @@ export function buildOpenApiDocument(app: NestExpressApplication, config: AppCon
       'Datasets of documents that are extracted, chunked, embedded and indexed in the background, and searched ' +
         'with hybrid BM25 + vector retrieval. Errors have the body `{ error, code, details? }` (plus `retry_after` on ' +
         '429); `code` is one of the `ErrorCode` enum. Every response of an API route carries X-Request-Id, and ' +
-        'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (but for signing in, and 503 ' +
-        '`shutting_down`); the success responses and the error ranges (`4XX`, `5XX`) list them. Any path may also ' +
+        'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (but for 503 `shutting_down`); the success responses and the error ranges (`4XX`, `5XX`) list them. Any path may also ' +
         'answer 405 `method_not_allowed` (with `Allow`), 408 `request_timeout` and 431 `headers_too_large`.\n\n' +
         '**To try it here:** get an API key with `node dist/cli.js api-keys create --account my-team` on the server ' +
         '(or sign in with OAuth2), press **Authorize** and paste it under `bearer`. Then create a dataset ' +

@@ -33,11 +33,13 @@ const RETRY_AFTER: Record<string, HeaderObject> = {
   '429': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
   '4XX': { description: 'On 429: seconds to wait before retrying', schema: { type: 'integer' } },
   '503': {
-    description: '1, with shutting_down (retry on a new connection) and database_unavailable',
+    description:
+      '1 with shutting_down (retry on a new connection) and database_unavailable; 5 with session_store_unavailable',
     schema: { type: 'integer' },
   },
   '5XX': {
-    description: 'On 503: 1, with shutting_down (retry on a new connection) and database_unavailable',
+    description:
+      'On 503: 1 with shutting_down (retry on a new connection) and database_unavailable; 5 with session_store_unavailable',
     schema: { type: 'integer' },
   },
 };

@@ -101,6 +101,8 @@ export async function startTestApp(
     LOG_LEVEL: 'info',
     // Keyword-only unless a spec asks for a model: most specs do not need vectors.
     EMBEDDING_PROVIDER: 'none',
+    // Every spec signs in and runs OAuth flows from one address; the limit's own specs set it low.
+    RATE_LIMIT_AUTH_ENDPOINTS: '100000',
     MODELS_DIR: join(process.cwd(), '.cache', 'models'),
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     ...env,

@@ -93,6 +93,18 @@ export const CommonErrors = {
         'Retry-After': '1',
       },
     ),
+  /**
+   * Redis, which holds sessions, sign-in limits and consents in progress, cannot be reached: signing
+   * in, and any request carrying a session cookie, wait for it. API keys and OAuth tokens do not.
+   */
+  sessionStoreUnavailable: () =>
+    new AppError(
+      503,
+      'session_store_unavailable',
+      'The session store is unreachable; retry shortly',
+      undefined,
+      { 'Retry-After': '5' },
+    ),
   /** A process draining before it stops (see InFlightRequests): the client retries, elsewhere. */
   shuttingDown: () =>
     new AppError(503, 'shutting_down', 'The service is shutting down; retry the request', undefined, {

@@ -68,6 +68,7 @@ export const API_ERROR_CODES = [
   'rerank_failed',
   'embedding_unavailable',
   'database_unavailable',
+  'session_store_unavailable',
   'shutting_down',
   'not_ready',
   'query_timeout',

@@ -6,6 +6,7 @@ import { AppError, CommonErrors, errorBody } from 'src/common/errors/app-error.j
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
 import { allowedMethods } from 'src/common/http/allowed-methods.js';
 import { LOGGER } from 'src/common/logging/logger.js';
+import { isRedisUnavailable } from 'src/common/redis/redis.module.js';
 
 /** Errors raised by Express' body parsers carry a `type`; these are the ones a client can cause. */
 interface BodyParserError {
@@ -86,16 +87,26 @@ export function reportedError(exception: unknown, request: Request, logger: Logg
  * Turns every error into the contract's body and status. Known errors keep their code; anything
  * unexpected becomes 500 internal_error, is logged with its stack, and leaks nothing to the client.
  */
+export interface ErrorAnswerOptions {
+  /** The resource a request is addressed to, for the challenges of 401 and 403 (RFC 9728). */
+  resourceOf?: (request: Request) => ChallengedResource;
+  /**
+   * How a path that speaks a protocol of its own answers errors (OAuth's body under `/oauth/`),
+   * when no controller of it took the request (a 404 or 405); null for the contract's body.
+   */
+  protocolAnswer?: (request: Request) => ((response: Response, error: AppError) => void) | null;
+}
+
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly resourceOf: (request: Request) => ChallengedResource;
+
   constructor(
     @Inject(LOGGER) private readonly logger: Logger,
-    /** The resource a request is addressed to, for the challenges of 401 and 403 (RFC 9728). */
-    private readonly resourceOf: (request: Request) => ChallengedResource = () => ({
-      metadataUrl: null,
-      scopes: null,
-    }),
-  ) {}
+    private readonly options: ErrorAnswerOptions = {},
+  ) {
+    this.resourceOf = options.resourceOf ?? (() => ({ metadataUrl: null, scopes: null }));
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -103,6 +114,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const error = reportedError(exception, request, this.logger);
     if (response.headersSent) return;
+    const protocol = this.options.protocolAnswer?.(request);
+    if (protocol) return protocol(response, error);
 
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
     const challenge = bearerChallenge(error, request, this.resourceOf);
@@ -123,15 +136,18 @@ function toAppError(exception: unknown, request: Request): AppError {
         return CommonErrors.payloadTooLarge(cause.limit ?? 0);
       case 'encoding.unsupported':
         return CommonErrors.unsupportedContentEncoding(request.headers['content-encoding']);
-      case 'charset.unsupported':
-        return CommonErrors.unsupportedMediaType(request.headers['content-type'], [
-          'application/json; charset=utf-8',
-        ]);
+      case 'charset.unsupported': {
+        // A route's own media type (`RequestBodyInterceptor` refuses others first), in UTF-8 only.
+        const received = request.headers['content-type'];
+        const mediaType = received?.split(';')[0].trim().toLowerCase() || 'application/json';
+        return CommonErrors.unsupportedMediaType(received, [`${mediaType}; charset=utf-8`]);
+      }
       case 'request.aborted':
         return CommonErrors.requestAborted();
     }
   }
   if (isDatabaseUnavailable(cause)) return CommonErrors.databaseUnavailable();
+  if (isRedisUnavailable(cause)) return CommonErrors.sessionStoreUnavailable();
   if (isDecompressionError(cause)) {
     return CommonErrors.invalidContentEncoding(request.headers['content-encoding'], cause.message);
   }

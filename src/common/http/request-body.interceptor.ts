@@ -99,3 +99,13 @@ export function deferBodyErrors(error: unknown, request: Request, _response: Res
   request.bodyError = new HttpException(message, error.statusCode, { cause: error });
   next();
 }
+
+/**
+ * A request that carried no body reaches its route with an empty object, as one with an empty form
+ * does, so that no route reads a field of `undefined`; a refused body stays absent (its error is
+ * raised instead).
+ */
+export function defaultToEmptyBody(request: Request, _response: Response, next: NextFunction): void {
+  if (request.body === undefined && !request.bodyError) request.body = {};
+  next();
+}

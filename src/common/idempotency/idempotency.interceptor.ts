@@ -7,6 +7,7 @@ import {
   Injectable,
   type NestInterceptor,
 } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, type Observable, of, throwError } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
@@ -14,6 +15,7 @@ import {
   IdempotencyRepository,
   IdempotencyStoreError,
 } from 'src/common/idempotency/idempotency.repository.js';
+import { IDEMPOTENT_REPLAY, IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 
 type Acquired = { kind: 'claimed'; token: string } | { kind: 'replay'; body: unknown };
@@ -66,6 +68,8 @@ export function requestFingerprint(request: Request): Buffer {
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly repository: IdempotencyRepository,
+    private readonly replays: IdempotentReplays,
+    private readonly reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -78,9 +82,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const outcome = await this.acquire(accountId, key, requestFingerprint(request));
     if (outcome.kind === 'replay') {
+      const check = this.reflector.get<string | undefined>(IDEMPOTENT_REPLAY, context.getHandler());
+      const body = check ? await this.replays.apply(check, accountId, outcome.body) : outcome.body;
       // The status is the route's own: only successful responses are stored, and each route has one.
       context.switchToHttp().getResponse<Response>().setHeader(REPLAYED_HEADER, 'true');
-      return of(outcome.body);
+      return of(body);
     }
 
     const claim = { accountId, key, token: outcome.token };

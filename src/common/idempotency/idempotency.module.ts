@@ -8,6 +8,7 @@ import {
 import type { Logger } from 'pino';
 import { IdempotencyInterceptor } from 'src/common/idempotency/idempotency.interceptor.js';
 import { IdempotencyRepository } from 'src/common/idempotency/idempotency.repository.js';
+import { IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -15,8 +16,8 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** Idempotency for every creating POST; expired records are purged hourly. */
 @Global()
 @Module({
-  providers: [IdempotencyRepository, IdempotencyInterceptor],
-  exports: [IdempotencyRepository, IdempotencyInterceptor],
+  providers: [IdempotencyRepository, IdempotencyInterceptor, IdempotentReplays],
+  exports: [IdempotencyRepository, IdempotencyInterceptor, IdempotentReplays],
 })
 export class IdempotencyModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;

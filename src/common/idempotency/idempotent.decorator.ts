@@ -1,14 +1,17 @@
-import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from 'src/common/idempotency/idempotency.interceptor.js';
+import { IDEMPOTENT_REPLAY } from 'src/common/idempotency/idempotent-replays.js';
 
 /**
- * Marks a creating POST as accepting `Idempotency-Key`. The header has no example value: Swagger UI
+ * Marks a creating POST as accepting `Idempotency-Key`; `replay` names the check a stored response
+ * passes before it is replayed (`IdempotentReplays`). The header has no example value: Swagger UI
  * would fill it in, and every "Try it out" after the first would replay the first request.
  */
-export function Idempotent() {
+export function Idempotent(options: { replay?: string } = {}) {
   return applyDecorators(
     UseInterceptors(IdempotencyInterceptor),
+    SetMetadata(IDEMPOTENT_REPLAY, options.replay),
     ApiHeader({
       name: 'Idempotency-Key',
       required: false,

@@ -11,13 +11,15 @@ describe('logFormat', () => {
 
   it('prints JSON lines when the output is not a terminal, in production and in tests', () => {
     expect(format({}, false)).toBe('json');
-    expect(format({ NODE_ENV: 'production' }, true)).toBe('json');
+    expect(format({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://x.example' }, true)).toBe('json');
     expect(format({ NODE_ENV: 'test' }, true)).toBe('json');
   });
 
   it('does as LOG_FORMAT says, whatever the environment and the output', () => {
     expect(format({ LOG_FORMAT: 'json' }, true)).toBe('json');
-    expect(format({ LOG_FORMAT: 'pretty', NODE_ENV: 'production' }, false)).toBe('pretty');
+    expect(
+      format({ LOG_FORMAT: 'pretty', NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://x.example' }, false),
+    ).toBe('pretty');
   });
 
   it('refuses any other LOG_FORMAT', () => {

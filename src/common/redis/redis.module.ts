@@ -1,9 +1,32 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { createClient, type RedisClientType } from 'redis';
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  createClient,
+  type RedisClientType,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+} from 'redis';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 
 export const REDIS = Symbol('REDIS');
 export type Redis = RedisClientType;
+
+/**
+ * An error of a command that never reached Redis, or whose answer never came: Redis is down or
+ * unreachable (the client queues nothing while offline). Nothing was changed by it for certain only
+ * when the command was refused offline, but every use of Redis in a request is safe to retry.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  return [
+    ClientOfflineError,
+    ClientClosedError,
+    ConnectionTimeoutError,
+    SocketClosedUnexpectedlyError,
+    SocketTimeoutError,
+  ].some((type) => error instanceof type);
+}
 
 /** One shared Redis connection for rate limits and readiness checks (Bull keeps its own). */
 @Global()

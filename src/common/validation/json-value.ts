@@ -14,6 +14,37 @@ export function stringIssue(value: string): string | null {
   return null;
 }
 
+/** Where a parsed input holds a string PostgreSQL cannot store as sent, and why. */
+export interface TextIssue {
+  /** Dotted path from the input's root (`contacts[1]`, `arguments.query`); `''` for the root itself. */
+  field: string;
+  issue: string;
+}
+
+/**
+ * The first string of a parsed input (a JSON body, a form, a query string, a path parameter), value
+ * or object key, that `stringIssue` refuses, with where it is; null when there is none. Every input a
+ * route reads is checked with this once (`AppValidationPipe`, and the MCP endpoint for its messages),
+ * so that no such string reaches the database to fail there. Callers bound the depth first (bodies are
+ * bounded by `rejectAbsurdBodies`).
+ */
+export function textIssueIn(value: unknown, path = ''): TextIssue | null {
+  if (typeof value === 'string') {
+    const issue = stringIssue(value);
+    return issue ? { field: path, issue } : null;
+  }
+  if (typeof value !== 'object' || value === null || Buffer.isBuffer(value)) return null;
+  const list = Array.isArray(value);
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = list ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    const keyProblem = list ? null : stringIssue(key);
+    if (keyProblem) return { field: path || 'body', issue: `keys ${keyProblem}` };
+    const found = textIssueIn(child, childPath);
+    if (found) return found;
+  }
+  return null;
+}
+
 /**
  * A property decorator from a rule that says what is wrong with a string, or null; values of other
  * types pass, for the type's own rule to refuse.
@@ -32,9 +63,6 @@ function stringRule(name: string, issue: (value: string) => string | null) {
     });
   };
 }
-
-/** Property decorator: a string PostgreSQL can store as sent (`stringIssue`). */
-export const IsStorableText = stringRule('isStorableText', stringIssue);
 
 /**
  * A character that shows: not white space, a control (Cc) or format (Cf) character, nor one that

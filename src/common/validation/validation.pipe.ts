@@ -2,7 +2,7 @@ import { type ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/commo
 import { Transform } from 'class-transformer';
 import { getMetadataStorage, type ValidationError } from 'class-validator';
 import { AppError, CommonErrors, type FieldIssue, listedIssues } from 'src/common/errors/app-error.js';
-import { RESERVED_KEYS, reservedKeyPath } from 'src/common/validation/json-value.js';
+import { RESERVED_KEYS, reservedKeyPath, textIssueIn } from 'src/common/validation/json-value.js';
 import { isPlainObject } from 'src/common/validation/metadata.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
@@ -10,9 +10,12 @@ import type { ErrorCode } from 'src/common/errors/error-codes.js';
 export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
+    // A field that is missing fails its first rule, whose message (about a length, say) would not say so.
+    const missing = error.value === undefined;
     const own = Object.entries(error.constraints ?? {}).map(([constraint, message]) => ({
       field,
-      issue: constraint === 'whitelistValidation' ? 'is not a known field' : message,
+      issue:
+        constraint === 'whitelistValidation' ? 'is not a known field' : missing ? 'is required' : message,
       code: (error.contexts?.[constraint] as { code?: ErrorCode } | undefined)?.code,
     }));
     return [...own, ...fieldIssues(error.children ?? [], field)];
@@ -25,8 +28,20 @@ export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[
  * `valueOf`, ...): a filter on such a field would silently be no filter, and such metadata keys would
  * be lost.
  */
-export const AsSent = () =>
-  Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => obj[key]);
+export const AsSent = (): PropertyDecorator => (target, property) => {
+  Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => obj[key])(target, property);
+  Reflect.defineMetadata(AS_SENT, true, target, property);
+};
+
+/**
+ * Marks a free-form JSON field (`AsSent`), whose own rule checks every key and value it holds
+ * (`jsonValueIssue`) and names the error after the field (invalid_metadata, invalid_filter).
+ */
+const AS_SENT = 'validation:as_sent';
+
+function isAsSent(dto: { prototype: object }, property: string): boolean {
+  return Reflect.getMetadata(AS_SENT, dto.prototype, property) === true;
+}
 
 /** Keys of a DTO's input that class-transformer would leave out (see `AsSent`). */
 function droppedKeys(value: object, metatype: { prototype: unknown }): string[] {
@@ -47,7 +62,8 @@ export class AppValidationPipe extends ValidationPipe {
       forbidNonWhitelisted: true,
       forbidUnknownValues: true,
       stopAtFirstError: true,
-      validationError: { target: false, value: false },
+      // The value is kept to tell a missing field from a wrong one; it is never shown to the client.
+      validationError: { target: false, value: true },
       exceptionFactory: (errors: ValidationError[]) => new FieldIssuesError(fieldIssues(errors)),
     });
   }
@@ -60,6 +76,9 @@ export class AppValidationPipe extends ValidationPipe {
       if (!isPlainObject(value)) {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
       }
+    }
+    if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
+      refuseUnstorableText(value, metadata, dto);
     }
     const keyIssues =
       (metadata.type === 'body' || metadata.type === 'query') && dto && isPlainObject(value)
@@ -76,6 +95,29 @@ export class AppValidationPipe extends ValidationPipe {
     }
     throw toAppError(keyIssues);
   }
+}
+
+/**
+ * Refuses a string PostgreSQL could not store as sent (`textIssueIn`), wherever it is in a body, a
+ * query string or a path parameter, DTO or not: this is the one check of the kind for every route
+ * (the MCP endpoint, which reads its messages itself, calls `textIssueIn` too). A DTO's field that
+ * names its own error code (invalid_name) answers with it; free-form JSON fields (`AsSent`) are left
+ * to their own rules, which apply the same check and name their own code.
+ */
+function refuseUnstorableText(value: unknown, metadata: ArgumentMetadata, dto?: { prototype: object }): void {
+  if (dto && isPlainObject(value)) {
+    for (const [property, child] of Object.entries(value)) {
+      if (isAsSent(dto, property)) continue;
+      const found = textIssueIn({ [property]: child });
+      if (found) throw toAppError([{ ...found, code: fieldCode(dto, property) }]);
+    }
+    return;
+  }
+  const found = textIssueIn(
+    value,
+    metadata.type === 'param' ? (metadata.data ?? 'path') : (metadata.data ?? ''),
+  );
+  if (found) throw toAppError([{ ...found, field: found.field || metadata.type }]);
 }
 
 /**

@@ -15,7 +15,9 @@ import {
  * everybody (deny by default, enforced by AccessGuard at boot and per request).
  */
 export type RouteAccess =
-  | { kind: 'public' } // no credentials, no rate limit: health, docs, and gates with limits of their own
+  // no credentials; counted per client network (`'network'`: signing in, the OAuth endpoints), or not
+  // at all (`'none'`: routes that read no database, and probes)
+  | { kind: 'public'; limit: PublicLimit }
   | { kind: 'authenticated'; scope: Scope } // a credential of an account
   | { kind: 'public-readable'; scope: Scope } // anyone; the service decides what an anonymous caller may see
   | { kind: 'session' }; // a signed-in person's session cookie, and nothing else
@@ -52,12 +54,16 @@ export function SignedIn() {
 }
 
 /**
- * No credentials read, no rate limit: infrastructure routes (health, docs), and gates that limit
- * themselves (signing in, the OAuth endpoints).
+ * How a public route is rate-limited: per client network, in the budget of the sign-in and OAuth
+ * endpoints (`RATE_LIMIT_AUTH_ENDPOINTS`), or not at all, which only a route that reads no database
+ * may be (metadata, a redirect, a 405), or a probe whose checks are shared between callers (`/ready`).
  */
-export function Public() {
+export type PublicLimit = 'network' | 'none';
+
+/** No credentials needed (none are read); rate-limited per client network unless `limit: 'none'`. */
+export function Public(options: { limit?: PublicLimit } = {}) {
   return applyDecorators(
-    SetMetadata(ROUTE_ACCESS, { kind: 'public' } satisfies RouteAccess),
+    SetMetadata(ROUTE_ACCESS, { kind: 'public', limit: options.limit ?? 'network' } satisfies RouteAccess),
     ApiExtension(PUBLIC_ROUTE_EXTENSION, true),
   );
 }

@@ -14,7 +14,7 @@ import { BearerStrategy } from 'src/modules/auth/bearer.strategy.js';
 import { EarlyStartGuard } from 'src/modules/auth/early-start.js';
 import { OAuthModule } from 'src/modules/auth/oauth/oauth.module.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
-import { RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
+import { BUDGETS, RateLimitGuard } from 'src/modules/auth/rate-limit.guard.js';
 import { tierLimit } from 'src/modules/auth/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
 import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
@@ -32,12 +32,17 @@ import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
         storage: new RedisThrottlerStorage(redis, config.redisPrefix),
         throttlers: [
           {
-            name: 'hourly',
+            name: BUDGETS.tier,
             ttl: config.rateLimits.windowSeconds * 1000,
             limit: (context) => {
               const principal = context.switchToHttp().getRequest<Request>().principal ?? ANONYMOUS;
               return tierLimit(config.rateLimits, principal.tier);
             },
+          },
+          {
+            name: BUDGETS.authEndpoints,
+            ttl: config.rateLimits.authEndpointsWindowSeconds * 1000,
+            limit: config.rateLimits.authEndpoints,
           },
         ],
       }),

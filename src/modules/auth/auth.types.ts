@@ -26,7 +26,8 @@ export interface Principal {
   /** Null only for anonymous callers. */
   accountId: string | null;
   /**
-   * What the hourly rate limit is counted for: the API key, the OAuth access token, or the user of a
+   * What the hourly rate limit is counted for: the API key; for OAuth, the person and the client
+   * (`usr_...:cli_...`: every grant of one person to one client shares a budget); or the user of a
    * session (all of one person's sessions share a budget).
    */
   credentialId: string | null;

@@ -3,7 +3,7 @@ import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
-import { rateLimitTracker } from 'src/modules/auth/rate-limits.js';
+import { networkOf, rateLimitTracker } from 'src/modules/auth/rate-limits.js';
 import type { WindowRecord } from 'src/modules/auth/redis-throttler.storage.js';
 
 const ANSWERS_RATE_LIMIT = 'answers_rate_limit';
@@ -21,16 +21,28 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The budgets (`ThrottlerModule`'s throttlers, by name): one applies to each rate-limited route. */
+export const BUDGETS = {
+  /** The caller's tier's, per credential (anonymous callers: per network). */
+  tier: 'hourly',
+  /** Public routes that do work (signing in, the OAuth endpoints), per client network. */
+  authEndpoints: 'auth-endpoints',
+} as const;
+
 /**
- * Second global guard: runs after authentication, so the limit is the caller's tier's. Sets
- * X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) on every rate-limited response, and answers
- * 429 rate_limit_exceeded with retry_after when the window's budget is spent.
+ * Third global guard: runs after authentication, so the limit is the caller's tier's, or on a public
+ * route the client network's budget for the sign-in and OAuth endpoints (a public route declared
+ * `limit: 'none'` is not counted). Sets X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) on
+ * every rate-limited response, and answers 429 rate_limit_exceeded with retry_after when the
+ * window's budget is spent.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    const access = this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
-    return Promise.resolve(context.getType() !== 'http' || access?.kind === 'public');
+    const access = this.access(context);
+    return Promise.resolve(
+      context.getType() !== 'http' || (access?.kind === 'public' && access.limit === 'none'),
+    );
   }
 
   protected override async handleRequest({
@@ -42,7 +54,10 @@ export class RateLimitGuard extends ThrottlerGuard {
   }: ThrottlerRequest) {
     const request = context.switchToHttp().getRequest<Request>();
     const response = context.switchToHttp().getResponse<Response>();
-    const key = `rl:${throttler.name ?? 'default'}:${rateLimitTracker(request)}`;
+    const budget = this.access(context)?.kind === 'public' ? BUDGETS.authEndpoints : BUDGETS.tier;
+    if (throttler.name !== budget) return true;
+    const tracker = budget === BUDGETS.tier ? rateLimitTracker(request) : `ip:${networkOf(request.ip)}`;
+    const key = `rl:${budget}:${tracker}`;
     let record: Awaited<ReturnType<typeof this.storageService.increment>>;
     try {
       record = await this.storageService.increment(
@@ -69,5 +84,9 @@ export class RateLimitGuard extends ThrottlerGuard {
       request.rateLimitError = error;
     }
     return true;
+  }
+
+  private access(context: ExecutionContext): RouteAccess | undefined {
+    return this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, context.getHandler());
   }
 }

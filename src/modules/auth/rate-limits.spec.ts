@@ -2,7 +2,15 @@ import { clientNetwork, tierLimit } from 'src/modules/auth/rate-limits.js';
 import { AuthTier } from 'src/modules/auth/auth.types.js';
 
 describe('tierLimit', () => {
-  const limits = { anonymous: 50, apiKey: 1_000, oauth: 15_000, session: 14_000, windowSeconds: 3_600 };
+  const limits = {
+    anonymous: 50,
+    apiKey: 1_000,
+    oauth: 15_000,
+    session: 14_000,
+    windowSeconds: 3_600,
+    authEndpoints: 60,
+    authEndpointsWindowSeconds: 60,
+  };
 
   it.each([
     [AuthTier.Anonymous, 50],

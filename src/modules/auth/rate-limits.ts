@@ -25,7 +25,12 @@ export function rateLimitTracker(request: Request): string {
   const principal: Principal = request.principal ?? ANONYMOUS;
   return principal.credentialId
     ? `${principal.tier}:${principal.credentialId}`
-    : `ip:${request.ip === undefined ? 'unknown' : clientNetwork(request.ip)}`;
+    : `ip:${networkOf(request.ip)}`;
+}
+
+/** The client network of an address (`clientNetwork`), as the budgets counted per network name it. */
+export function networkOf(address: string | undefined): string {
+  return address === undefined ? 'unknown' : clientNetwork(address);
 }
 
 /**

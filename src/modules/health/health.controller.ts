@@ -11,7 +11,7 @@ export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get('health')
-  @Public()
+  @Public({ limit: 'none' })
   @ApiOperation({ operationId: 'getHealth', summary: 'Liveness: the process is up' })
   @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' } } } })
   live(): { status: 'ok' } {
@@ -19,7 +19,7 @@ export class HealthController {
   }
 
   @Get('ready')
-  @Public()
+  @Public({ limit: 'none' })
   @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: PostgreSQL and Redis answer' })
   @ApiOkResponse({ type: ReadinessDto })
   @ApiServiceUnavailableResponse({ description: 'A dependency does not answer', type: NotReadyDto })

@@ -18,6 +18,11 @@ export interface Readiness {
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
+/**
+ * How long the checks' outcome answers every caller: /ready is open and not rate-limited (probes come
+ * often, from few addresses), so a flood of it costs the database one statement a second at most.
+ */
+const CHECKS_SHARED_MS = 1_000;
 
 /** Runs one probe; the reason of a failure is logged, not returned: /ready is open to anyone. */
 async function check(name: string, probe: () => Promise<unknown>, logger: Logger): Promise<CheckResult> {
@@ -39,15 +44,30 @@ export class HealthService {
     private readonly embedding: EmbeddingService,
   ) {}
 
+  private shared: { checks: Promise<Readiness['checks']>; until: number } | null = null;
+
   async readiness(): Promise<Readiness> {
-    const [postgres, redis] = await Promise.all([
-      check('postgres', () => this.db.query('SELECT 1'), this.logger),
-      check('redis', () => this.redis.ping(), this.logger),
-    ]);
+    const checks = await this.checks();
     return {
-      ready: postgres.status === 'ok' && redis.status === 'ok',
-      checks: { postgres, redis },
+      ready: checks.postgres.status === 'ok' && checks.redis.status === 'ok',
+      checks,
       search: this.embedding.status(),
     };
+  }
+
+  /** The checks under way or finished within the last `CHECKS_SHARED_MS`, else new ones. */
+  private checks(): Promise<Readiness['checks']> {
+    const now = Date.now();
+    if (this.shared && now < this.shared.until) return this.shared.checks;
+    const checks = Promise.all([
+      check('postgres', () => this.db.query('SELECT 1'), this.logger),
+      check('redis', () => this.redis.ping(), this.logger),
+    ]).then(([postgres, redis]) => {
+      // Shared from when they ended, so that a slow check is not run again at once.
+      this.shared = { checks, until: Date.now() + CHECKS_SHARED_MS };
+      return { postgres, redis };
+    });
+    this.shared = { checks, until: Number.POSITIVE_INFINITY };
+    return checks;
   }
 }

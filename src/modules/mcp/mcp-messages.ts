@@ -1,3 +1,15 @@
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  InitializeRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { textIssueIn } from 'src/common/validation/json-value.js';
 import type { Scope } from 'src/modules/auth/auth.types.js';
 import { TOOL_SCOPES } from 'src/modules/mcp/tool-definitions.js';
 
@@ -48,8 +60,63 @@ export function toolCallId(value: unknown): string | number | null {
   return typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
 }
 
+/** The id of a request; undefined for a notification (or a message that has no usable id). */
+export function requestId(value: unknown): string | number | undefined {
+  const id = asMessage(value)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
 /** Whether a request asks for progress notifications, which need a stream of server-sent events. */
 export function asksForProgress(value: unknown): boolean {
   const token = asMessage(value)?.params?._meta?.progressToken;
   return typeof token === 'string' || typeof token === 'number';
+}
+
+/**
+ * The requests the server answers (`McpService` registers a handler for each of the others; the SDK
+ * answers `initialize` and `ping`), by method. The SDK checks a request against its schema only once
+ * it has been dispatched, and answers a failure as an internal error (-32603) with zod's dump.
+ */
+const REQUEST_SCHEMAS = new Map(
+  [
+    InitializeRequestSchema,
+    PingRequestSchema,
+    ListToolsRequestSchema,
+    CallToolRequestSchema,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ReadResourceRequestSchema,
+    ListPromptsRequestSchema,
+    GetPromptRequestSchema,
+  ].map((schema) => [schema.shape.method.value as string, schema]),
+);
+
+/** What a type is called in an error a person or an agent reads. */
+const TYPE_NAMES: Record<string, string> = {
+  record: 'an object',
+  object: 'an object',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'a boolean',
+  array: 'an array',
+};
+
+/**
+ * Why a request's params are not what its method takes, in a line that names the parameter
+ * (`params.arguments must be an object`), or null when they are, so that the endpoint answers -32602
+ * Invalid params before the SDK sees them. Strings PostgreSQL could not store are refused here too,
+ * as `AppValidationPipe` refuses them everywhere else.
+ */
+export function paramsIssue(value: unknown): string | null {
+  const message = asMessage(value);
+  if (typeof message?.method !== 'string') return null;
+  const text = textIssueIn(message.params, 'params');
+  if (text) return `${text.field} ${text.issue}`;
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  const parsed = schema?.safeParse(message);
+  if (!parsed || parsed.success) return null;
+  const [issue] = parsed.error.issues;
+  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'params';
+  const expected = issue.code === 'invalid_type' ? TYPE_NAMES[String(issue.expected)] : undefined;
+  return expected ? `${path} must be ${expected}` : `${path}: ${issue.message}`;
 }

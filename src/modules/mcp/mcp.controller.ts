@@ -16,7 +16,13 @@ import { AnswersRateLimit } from 'src/modules/auth/rate-limit.guard.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { jsonRpcError } from 'src/modules/mcp/json-rpc.js';
-import { asksForProgress, requiredScopes, toolCallId } from 'src/modules/mcp/mcp-messages.js';
+import {
+  asksForProgress,
+  paramsIssue,
+  requestId,
+  requiredScopes,
+  toolCallId,
+} from 'src/modules/mcp/mcp-messages.js';
 import { toolError } from 'src/modules/mcp/mcp-tools.service.js';
 import { McpService } from 'src/modules/mcp/mcp.service.js';
 
@@ -96,7 +102,7 @@ export class McpController {
 
   /** A stateless server offers no stream of its own to listen to: 405, as the transport's spec has it. */
   @Get(['', 'datasets/:dataset_id'])
-  @Public()
+  @Public({ limit: 'none' })
   @ApiExcludeEndpoint()
   stream(@Res() response: Response): void {
     methodNotAllowed(response);
@@ -104,7 +110,7 @@ export class McpController {
 
   /** Nor has it a session to end. */
   @Delete(['', 'datasets/:dataset_id'])
-  @Public()
+  @Public({ limit: 'none' })
   @ApiExcludeEndpoint()
   endSession(@Res() response: Response): void {
     methodNotAllowed(response);
@@ -126,6 +132,8 @@ export class McpController {
       return;
     }
     if (request.rateLimitError) return this.answerRateLimit(request.rateLimitError, message, response);
+    const invalid = paramsIssue(message);
+    if (invalid) return answerInvalidParams(message, invalid, response);
     for (const scope of requiredScopes(message)) {
       if (caller.scopes.includes(scope)) continue;
       throw isAuthenticated(caller)
@@ -176,6 +184,16 @@ export class McpController {
     for (const [name, value] of Object.entries(error.headers ?? {})) response.setHeader(name, value);
     response.status(200).json({ jsonrpc: '2.0', id, result: toolError(error) });
   }
+}
+
+/** -32602 for a request (a notification, which is answered with nothing, is dropped). */
+function answerInvalidParams(message: unknown, issue: string, response: Response): void {
+  const id = requestId(message);
+  if (id === undefined) {
+    response.status(202).end();
+    return;
+  }
+  response.status(200).json(jsonRpcError(ErrorCode.InvalidParams, `Invalid params: ${issue}`, undefined, id));
 }
 
 function methodNotAllowed(response: Response): void {

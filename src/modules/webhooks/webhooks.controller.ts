@@ -20,6 +20,7 @@ import {
   DeliveryResponseDto,
   ListDeliveriesQueryDto,
   ListWebhooksQueryDto,
+  RotateWebhookSecretDto,
   TestDeliveryResponseDto,
   TestWebhookDto,
   UpdateWebhookDto,
@@ -30,7 +31,7 @@ import {
 import { WebhookDeliveriesService } from 'src/modules/webhooks/webhook-deliveries.service.js';
 import type { WebhookEvent } from 'src/modules/webhooks/webhook-events.js';
 import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
-import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
+import { WEBHOOK_CREATED_REPLAY, WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
 
 /** A webhook as the API shows it; its secret only where it was just made (`withSecret`). */
 export function toWebhookResponse(webhook: WebhookEntity, withSecret = false): WebhookResponseDto {
@@ -123,7 +124,7 @@ export class WebhooksController {
   @Post()
   @Created(WebhookResponseDto, '/v1/webhooks/{webhook_id}')
   @Auth({ scope: 'webhooks:write' })
-  @Idempotent()
+  @Idempotent({ replay: WEBHOOK_CREATED_REPLAY })
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to events',
@@ -210,15 +211,17 @@ export class WebhooksController {
     summary: 'Replace the signing secret',
     description:
       'The response holds the new secret. The previous one keeps signing beside it (a second signature in ' +
-      'webhook-signature) until previous_secret_expires_at (WEBHOOK_SECRET_GRACE_HOURS, 24 by default).',
+      'webhook-signature) until previous_secret_expires_at: `grace_hours` from now (WEBHOOK_SECRET_GRACE_HOURS, 24 ' +
+      'by default). A secret that leaked is cut off at once with `{"grace_hours": 0}`.',
   })
   @ApiOkResponse({ type: WebhookResponseDto })
-  @ApiErrors([401, 403, 404, 429], { 404: ['webhook_not_found'] })
+  @ApiErrors([400, 401, 403, 404, 429], { 400: ['validation_error'], 404: ['webhook_not_found'] })
   async rotateSecret(
     @CurrentAccount() caller: AccountPrincipal,
     @Param('webhook_id') webhookId: string,
+    @Body() body: RotateWebhookSecretDto,
   ): Promise<WebhookResponseDto> {
-    return toWebhookResponse(await this.webhooks.rotateSecret(caller, webhookId), true);
+    return toWebhookResponse(await this.webhooks.rotateSecret(caller, webhookId, body.grace_hours), true);
   }
 
   @Get(':webhook_id/deliveries')

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
@@ -12,12 +13,16 @@ import { webhookUrlIssue } from 'src/modules/webhooks/webhook-url.js';
 import { WEBHOOK_LIMITS, WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
 import { type WebhookChanges, WebhooksRepository } from 'src/modules/webhooks/webhooks.repository.js';
 
+/** The replay check of webhook creation (`IdempotentReplays`). */
+export const WEBHOOK_CREATED_REPLAY = 'webhooks.created';
+
 /** An account's webhook subscriptions: their rules, limits and secrets. */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnModuleInit {
   constructor(
     private readonly webhooks: WebhooksRepository,
     private readonly transactions: TransactionRunner,
+    private readonly replays: IdempotentReplays,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -85,18 +90,42 @@ export class WebhooksService {
 
   /**
    * A new secret. The one it replaces keeps signing beside it (in `webhook-signature`) for
-   * `WEBHOOK_SECRET_GRACE_HOURS`, so that receivers switch without a delivery they cannot verify.
+   * `graceHours` (`WEBHOOK_SECRET_GRACE_HOURS` by default), so that receivers switch without a
+   * delivery they cannot verify; with 0 it stops at once, and so does any earlier one still in grace.
    */
-  rotateSecret(caller: AccountPrincipal, webhookId: string): Promise<WebhookEntity> {
+  rotateSecret(
+    caller: AccountPrincipal,
+    webhookId: string,
+    graceHours = this.config.webhooks.secretGraceHours,
+  ): Promise<WebhookEntity> {
     checkUnrestricted(caller);
     return this.transactions.run(async (tx) => {
       const webhook = await this.lockOwn(caller, webhookId, tx);
       return this.webhooks.update(tx, webhook, {
         secret: newWebhookSecret(),
-        previousSecret: webhook.secret,
-        previousSecretExpiresAt: new Date(Date.now() + this.config.webhooks.secretGraceHours * 3_600_000),
+        previousSecret: graceHours > 0 ? webhook.secret : null,
+        previousSecretExpiresAt: graceHours > 0 ? new Date(Date.now() + graceHours * 3_600_000) : null,
       });
     });
+  }
+
+  /**
+   * A replay of a creating request (`Idempotency-Key`) shows the webhook as first answered, but its
+   * secret only while the webhook still has it: never one since rotated away, nor a deleted webhook's.
+   */
+  private async replayCreated(accountId: string, body: unknown): Promise<unknown> {
+    const created = body as { webhook_id: string; secret?: string };
+    const webhook = isId('wh', created.webhook_id)
+      ? await this.webhooks.find(accountId, created.webhook_id)
+      : null;
+    if (webhook?.secret === created.secret) return body;
+    const withheld: Partial<typeof created> = { ...created };
+    delete withheld.secret;
+    return withheld;
+  }
+
+  onModuleInit(): void {
+    this.replays.register(WEBHOOK_CREATED_REPLAY, (accountId, body) => this.replayCreated(accountId, body));
   }
 
   private async lockOwn(caller: AccountPrincipal, webhookId: string, tx: Tx): Promise<WebhookEntity> {

@@ -4,11 +4,12 @@ import { newId } from 'src/common/ids/ids.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { type Scope, SCOPES } from 'src/modules/auth/auth.types.js';
-import { parseScopes } from 'src/modules/auth/oauth/client-metadata.js';
+import { parseScopes, SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/client-metadata.js';
 import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
 import type { OAuthClient } from 'src/modules/auth/oauth/clients.repository.js';
 import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
 import { OAuthErrors, OAuthProtocolError } from 'src/modules/auth/oauth/oauth.errors.js';
+import { OAuthParameters } from 'src/modules/auth/oauth/parameters.js';
 import { CHALLENGE } from 'src/modules/auth/oauth/pkce.js';
 import { resourcesOf } from 'src/modules/auth/oauth/resources.js';
 import { sha256 } from 'src/modules/auth/secrets.js';
@@ -28,8 +29,16 @@ const REQUEST_PARAMETERS = [
   'state',
   'resource',
 ];
-/** The public client Swagger UI signs in with: its redirect page is on this service (docs/auth.md). */
-export const SWAGGER_UI_CLIENT_ID = 'swagger-ui';
+
+/** A parameter's value, or the refusal of the form it was sent in (`OAuthParameters`). */
+function readOrRefusal(params: OAuthParameters, name: string): string | undefined | OAuthProtocolError {
+  try {
+    return params.optional(name);
+  } catch (error) {
+    if (error instanceof OAuthProtocolError) return error;
+    throw error;
+  }
+}
 
 /** A checked authorization request (RFC 6749 4.1.1 with PKCE and RFC 8707's resource). */
 export interface AuthorizationRequest {
@@ -48,6 +57,7 @@ export class AuthorizationPageError extends Error {}
 /** A request refused in a way the client learns of by its redirect (RFC 6749 4.1.2.1). */
 export class AuthorizationRedirectError extends Error {
   constructor(
+    readonly clientId: string,
     readonly redirectTo: string,
     readonly refusal: OAuthProtocolError,
   ) {
@@ -76,24 +86,38 @@ export class AuthorizationService {
    * the client by its redirect URI.
    */
   async check(query: Record<string, unknown>, base: string): Promise<AuthorizationRequest> {
-    const text = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
-    // Parameters must not be repeated (RFC 6749 3.1): read as missing, a second scope would widen it.
-    const repeated = (name: string) => Array.isArray(query[name]);
-    if (repeated('client_id') || repeated('redirect_uri')) {
-      throw new AuthorizationPageError('The request names its application or return address more than once.');
+    const params = new OAuthParameters(query);
+    let clientId: string | undefined;
+    let sentRedirectUri: string | undefined;
+    try {
+      clientId = params.optional('client_id');
+      sentRedirectUri = params.optional('redirect_uri');
+    } catch {
+      throw new AuthorizationPageError(
+        'The request names its application or return address more than once, or not as a plain value.',
+      );
     }
-    const clientId = text('client_id');
     const client = clientId ? await this.clients.find(clientId) : null;
     if (!client)
       throw new AuthorizationPageError('The application is not registered here (unknown client_id).');
-    const redirectUri = this.redirectUriOf(client, text('redirect_uri'), base);
+    const redirectUri = this.redirectUriOf(client, sentRedirectUri, base);
 
-    const state = text('state') ?? null;
+    // The state goes back as sent, unless it was sent in a form that cannot be.
+    const stateParam = readOrRefusal(params, 'state');
+    const state = typeof stateParam === 'string' ? stateParam : null;
     const refuse = (error: OAuthProtocolError): never => {
-      throw new AuthorizationRedirectError(redirectWith(redirectUri, { error, state, issuer: base }), error);
+      throw new AuthorizationRedirectError(
+        client.id,
+        redirectWith(redirectUri, { error, state, issuer: base }),
+        error,
+      );
     };
-    const twice = REQUEST_PARAMETERS.find(repeated);
-    if (twice) refuse(OAuthErrors.invalidRequest(`${twice} is given more than once`));
+    if (stateParam instanceof OAuthProtocolError) refuse(stateParam);
+    const text = (name: string): string | undefined => {
+      const value = readOrRefusal(params, name);
+      return value instanceof OAuthProtocolError ? refuse(value) : value;
+    };
+    for (const name of REQUEST_PARAMETERS) text(name);
     if (text('response_type') !== 'code') {
       refuse(new OAuthProtocolError(400, 'unsupported_response_type', 'response_type must be code'));
     }
@@ -131,6 +155,15 @@ export class AuthorizationService {
       scopes,
       resource: resource!,
     };
+  }
+
+  /**
+   * Whether a refused request may be sent back to the client's redirect URI: only for a person signed
+   * in who has let this client in before. Otherwise anyone who registers a client could have the
+   * service redirect any browser to any address (an open redirector, RFC 9700 4.11.2).
+   */
+  mayRedirectRefusal(refusal: AuthorizationRedirectError, user: UserEntity | null): Promise<boolean> {
+    return user ? this.grants.hasConsented(refusal.clientId, user.id) : Promise.resolve(false);
   }
 
   /** Remembers a request shown for consent; the id is the consent form's only reference to it. */

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -13,6 +13,7 @@ import {
   AuthorizationService,
   grantable,
 } from 'src/modules/auth/oauth/authorization.service.js';
+import { OAuthPageExceptionFilter } from 'src/modules/auth/oauth/oauth.errors.js';
 import { consentPage, errorPage, sendPage, signInPage } from 'src/modules/auth/oauth/pages.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
@@ -33,6 +34,7 @@ const AUTHORIZE_PATH = '/oauth/authorize';
  */
 @ApiExcludeController()
 @Controller('oauth')
+@UseFilters(OAuthPageExceptionFilter)
 export class AuthorizeController {
   constructor(
     private readonly authorization: AuthorizationService,
@@ -43,15 +45,19 @@ export class AuthorizeController {
 
   @Get('authorize')
   @Public()
-  async authorize(@Req() request: Request, @Res() response: Response): Promise<void> {
+  async authorize(
+    @Query() query: Record<string, unknown>,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     const base = serviceBase(request, this.config);
+    const signedIn = await this.currentSession(request);
     let checked;
     try {
-      checked = await this.authorization.check(request.query, base);
+      checked = await this.authorization.check(query, base);
     } catch (error) {
-      return this.answerRefusal(response, error);
+      return this.answerRefusal(response, error, signedIn);
     }
-    const signedIn = await this.currentSession(request);
     if (!signedIn) {
       return sendPage(
         response,
@@ -161,8 +167,18 @@ export class AuthorizeController {
     response.redirect(303, redirect);
   }
 
-  private answerRefusal(response: Response, error: unknown): void {
-    if (error instanceof AuthorizationRedirectError) return response.redirect(302, error.redirectTo);
+  private async answerRefusal(response: Response, error: unknown, signedIn: SignedInPerson | null) {
+    if (error instanceof AuthorizationRedirectError) {
+      if (await this.authorization.mayRedirectRefusal(error, signedIn?.user ?? null)) {
+        return response.redirect(302, error.redirectTo);
+      }
+      return sendPage(
+        response,
+        400,
+        'Error',
+        errorPage(`The application sent a request this service cannot take: ${error.message}.`),
+      );
+    }
     if (error instanceof AuthorizationPageError)
       return sendPage(response, 400, 'Error', errorPage(error.message));
     throw error;

@@ -1,6 +1,9 @@
 import { type Scope, SCOPES } from 'src/modules/auth/auth.types.js';
 import { OAuthErrors } from 'src/modules/auth/oauth/oauth.errors.js';
 
+/** The public client Swagger UI signs in with: its redirect page is on this service (docs/auth.md). */
+export const SWAGGER_UI_CLIENT_ID = 'swagger-ui';
+
 export const AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
@@ -43,6 +46,8 @@ export function redirectUriIssue(value: unknown): string | null {
     return `${JSON.stringify(value)} is not an absolute URL`;
   }
   if (url.hash !== '' || value.includes('#')) return `${value} must not have a fragment`;
+  // A code sent to `https://user:pw@host/` would also hand the browser credentials to use there.
+  if (url.username !== '' || url.password !== '') return `${value} must not hold a user name or password`;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return `${value} must use https, or http on a loopback address (127.0.0.1, [::1], localhost)`;
@@ -107,15 +112,12 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   for (const field of URL_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
-    if (
-      typeof value !== 'string' ||
-      value.length > MAX_TEXT ||
-      !/^https?:\/\//.test(value) ||
-      !URL.canParse(value)
-    ) {
-      throw invalid(`${field} must be an http(s) URL`);
+    const url = typeof value === 'string' && value.length <= MAX_TEXT ? URL.parse(value) : null;
+    if (!url || !/^https?:\/\//.test(value as string)) throw invalid(`${field} must be an http(s) URL`);
+    if (url.username !== '' || url.password !== '') {
+      throw invalid(`${field} must not hold a user name or password`);
     }
-    metadata[field] = value;
+    metadata[field] = value as string;
   }
   if (input.scope !== undefined) {
     if (typeof input.scope !== 'string') throw invalid('scope must be a string of space-separated scopes');

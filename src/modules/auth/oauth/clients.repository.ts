@@ -46,10 +46,11 @@ export class ClientsRepository {
 
   /** Marks the client deleted; its grants stop working with it (token checks read the client). */
   async delete(id: string): Promise<boolean> {
-    const rows = await this.db.query<unknown[]>(
-      `UPDATE oauth_clients SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+    // An UPDATE answers [rows, affected] through TypeORM.
+    const [, affected] = await this.db.query<[unknown, number]>(
+      `UPDATE oauth_clients SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL`,
       [id],
     );
-    return rows.length > 0;
+    return affected > 0;
   }
 }

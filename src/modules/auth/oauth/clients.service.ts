@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { newId } from 'src/common/ids/ids.js';
-import { type ClientMetadata, parseClientMetadata } from 'src/modules/auth/oauth/client-metadata.js';
+import { isId, newId } from 'src/common/ids/ids.js';
+import {
+  type ClientMetadata,
+  parseClientMetadata,
+  SWAGGER_UI_CLIENT_ID,
+} from 'src/modules/auth/oauth/client-metadata.js';
 import { ClientsRepository, type OAuthClient } from 'src/modules/auth/oauth/clients.repository.js';
 import { OAuthErrors } from 'src/modules/auth/oauth/oauth.errors.js';
+import type { OAuthParameters } from 'src/modules/auth/oauth/parameters.js';
 import { matchesHash, sha256 } from 'src/modules/auth/secrets.js';
 
 /** The registration response (RFC 7591 3.2.1): the client's id, its secret once, and its metadata. */
@@ -41,9 +46,12 @@ export class ClientsService {
     };
   }
 
-  /** The client for an authorization request, or null (the caller shows an error page, never a redirect). */
-  find(clientId: string): Promise<OAuthClient | null> {
-    return this.clients.find(clientId);
+  /**
+   * The client for an authorization request, or null (the caller shows an error page, never a
+   * redirect). A `client_id` that no client could have is not looked for.
+   */
+  async find(clientId: string): Promise<OAuthClient | null> {
+    return isClientId(clientId) ? this.clients.find(clientId) : null;
   }
 
   /**
@@ -51,13 +59,13 @@ export class ClientsService {
    * `client_id` and `client_secret` in the body for a confidential client, by `client_id` alone for
    * a public one. Any failure is 401 invalid_client.
    */
-  async authenticate(request: Request, body: Record<string, unknown>): Promise<OAuthClient> {
+  async authenticate(request: Request, params: OAuthParameters): Promise<OAuthClient> {
     const basic = parseBasic(request.headers.authorization);
     if (request.headers.authorization !== undefined && !basic) {
       throw OAuthErrors.invalidClient('The Authorization header must be HTTP Basic client credentials', true);
     }
-    const bodyId = typeof body.client_id === 'string' ? body.client_id : undefined;
-    const bodySecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
+    const bodyId = params.optional('client_id');
+    const bodySecret = params.optional('client_secret');
     if (basic && (bodySecret !== undefined || (bodyId !== undefined && bodyId !== basic.id))) {
       throw OAuthErrors.invalidRequest(
         'Client credentials must be sent one way, not in the header and the body',
@@ -66,11 +74,19 @@ export class ClientsService {
     const id = basic?.id ?? bodyId;
     const secret = basic?.secret ?? bodySecret;
     if (id === undefined) throw OAuthErrors.invalidClient('client_id is required', Boolean(basic));
-    const client = await this.clients.find(id);
+    const client = await this.find(id);
     if (!client) throw OAuthErrors.invalidClient('Unknown client_id', Boolean(basic));
     if (client.secretHash === null) {
       if (secret !== undefined) throw OAuthErrors.invalidClient('This client is public: it has no secret');
       return client;
+    }
+    // A confidential client authenticates only the way it registered (RFC 7591 2).
+    const used = basic ? 'client_secret_basic' : 'client_secret_post';
+    if (secret !== undefined && used !== client.authMethod) {
+      throw OAuthErrors.invalidClient(
+        `This client registered ${client.authMethod}: send its credentials that way, not by ${used}`,
+        Boolean(basic),
+      );
     }
     if (secret === undefined || !matchesHash(secret, client.secretHash)) {
       throw OAuthErrors.invalidClient('Invalid client credentials', Boolean(basic));
@@ -85,6 +101,11 @@ export class ClientsService {
   async delete(clientId: string): Promise<boolean> {
     return this.clients.delete(clientId);
   }
+}
+
+/** Ours (`cli_...`), or Swagger UI's public client. */
+function isClientId(value: string): boolean {
+  return isId('cli', value) || value === SWAGGER_UI_CLIENT_ID;
 }
 
 /** `Authorization: Basic base64(urlencoded id ":" urlencoded secret)` (RFC 6749 2.3.1), or null. */

@@ -111,12 +111,26 @@ export class GrantsRepository {
     );
   }
 
-  /** Revokes every grant of a user (when they are disabled). */
-  async revokeAllForUser(userId: string): Promise<void> {
-    await this.db.query(
+  /**
+   * Revokes every grant of a user, and so every token of theirs (when they are disabled, or their
+   * password changes); returns how many stood.
+   */
+  async revokeAllForUser(executor: Tx | null, userId: string): Promise<number> {
+    // An UPDATE answers [rows, affected] through TypeORM.
+    const [, affected] = await (executor ?? this.db).query<[unknown, number]>(
       `UPDATE oauth_grants SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`,
       [userId],
     );
+    return affected;
+  }
+
+  /** Whether the user has let the client in (a grant of theirs to it that stands). */
+  async hasConsented(clientId: string, userId: string): Promise<boolean> {
+    const rows = await this.db.query<unknown[]>(
+      `SELECT 1 FROM oauth_grants WHERE client_id = $1 AND user_id = $2 AND revoked_at IS NULL LIMIT 1`,
+      [clientId, userId],
+    );
+    return rows.length > 0;
   }
 
   async insertTokens(tx: Tx, grantId: string, tokens: NewToken[]): Promise<void> {

@@ -8,6 +8,7 @@ import { SCOPES } from 'src/modules/auth/auth.types.js';
 import { AUTH_METHODS, GRANT_TYPES } from 'src/modules/auth/oauth/client-metadata.js';
 import { ClientsService, type RegisteredClient } from 'src/modules/auth/oauth/clients.service.js';
 import { OAuthErrors, OAuthExceptionFilter } from 'src/modules/auth/oauth/oauth.errors.js';
+import { OAuthParameters } from 'src/modules/auth/oauth/parameters.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
 import { resourcesOf, serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { type TokenResponse, TokensService } from 'src/modules/auth/oauth/tokens.service.js';
@@ -24,7 +25,7 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 function metadataHeaders(response: Response, config: AppConfig): void {
   allowAnyOrigin(response);
-  if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store');
+  if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store').vary('Host');
 }
 
 function allowAnyOrigin(response: Response): void {
@@ -34,18 +35,6 @@ function allowAnyOrigin(response: Response): void {
     'Access-Control-Allow-Headers': 'Authorization, Content-Type, MCP-Protocol-Version',
     'Access-Control-Max-Age': '86400',
   });
-}
-
-function field(body: Record<string, unknown>, name: string): string | undefined {
-  const value = body[name];
-  if (Array.isArray(value)) throw OAuthErrors.invalidRequest(`${name} is given more than once`);
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function required(body: Record<string, unknown>, name: string): string {
-  const value = field(body, name);
-  if (value === undefined) throw OAuthErrors.invalidRequest(`${name} is required`);
-  return value;
 }
 
 /**
@@ -65,7 +54,7 @@ export class OAuthController {
   ) {}
 
   @Get('.well-known/oauth-authorization-server')
-  @Public()
+  @Public({ limit: 'none' })
   authorizationServerMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
     metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
@@ -96,7 +85,7 @@ export class OAuthController {
     '.well-known/oauth-protected-resource/v1',
     '.well-known/oauth-protected-resource/v1/mcp',
   ])
-  @Public()
+  @Public({ limit: 'none' })
   protectedResourceMetadata(@Req() request: Request, @Res({ passthrough: true }) response: Response) {
     metadataHeaders(response, this.config);
     const base = serviceBase(request, this.config);
@@ -121,7 +110,7 @@ export class OAuthController {
     'oauth/token',
     'oauth/revoke',
   ])
-  @Public()
+  @Public({ limit: 'none' })
   @HttpCode(204)
   preflight(@Res({ passthrough: true }) response: Response): void {
     allowAnyOrigin(response);
@@ -132,7 +121,7 @@ export class OAuthController {
    * /docs/oauth2-redirect.html, which serves its page: pass the response on, query and all.
    */
   @Get('oauth2-redirect.html')
-  @Public()
+  @Public({ limit: 'none' })
   swaggerUiRedirect(@Req() request: Request, @Res() response: Response): void {
     const query = request.originalUrl.indexOf('?');
     response.redirect(302, `/docs/oauth2-redirect.html${query < 0 ? '' : request.originalUrl.slice(query)}`);
@@ -163,21 +152,23 @@ export class OAuthController {
   ): Promise<TokenResponse> {
     allowAnyOrigin(response);
     response.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    const client = await this.clients.authenticate(request, body);
-    const grantType = required(body, 'grant_type');
+    const params = new OAuthParameters(body);
+    // What the request is comes first: an empty one is invalid_request, whoever sent it.
+    const grantType = params.required('grant_type');
+    const client = await this.clients.authenticate(request, params);
     switch (grantType) {
       case 'authorization_code':
         return this.tokens.exchangeCode(client, {
-          code: required(body, 'code'),
-          codeVerifier: required(body, 'code_verifier'),
-          redirectUri: field(body, 'redirect_uri'),
-          resource: field(body, 'resource'),
+          code: params.required('code'),
+          codeVerifier: params.required('code_verifier'),
+          redirectUri: params.optional('redirect_uri'),
+          resource: params.optional('resource'),
         });
       case 'refresh_token':
         return this.tokens.refresh(client, {
-          refreshToken: required(body, 'refresh_token'),
-          scope: field(body, 'scope'),
-          resource: field(body, 'resource'),
+          refreshToken: params.required('refresh_token'),
+          scope: params.optional('scope'),
+          resource: params.optional('resource'),
         });
       default:
         throw OAuthErrors.unsupportedGrantType(grantType);
@@ -194,9 +185,11 @@ export class OAuthController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<Record<string, never>> {
     allowAnyOrigin(response);
-    const client = await this.clients.authenticate(request, body);
+    const params = new OAuthParameters(body);
+    const token = params.required('token');
+    const client = await this.clients.authenticate(request, params);
     // token_type_hint is only a hint (RFC 7009 2.1): the token's prefix says what it is.
-    await this.tokens.revoke(client, required(body, 'token'));
+    await this.tokens.revoke(client, token);
     return {};
   }
 }

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AuthorizationService } from 'src/modules/auth/oauth/authorization.service.js';
 import { AuthorizeController } from 'src/modules/auth/oauth/authorize.controller.js';
-import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
 import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
+import { OAuthGrantsModule } from 'src/modules/auth/oauth/oauth-grants.module.js';
 import { OAuthController } from 'src/modules/auth/oauth/oauth.controller.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
@@ -13,9 +13,9 @@ import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
  * verifier of its access tokens (the OAuth tier).
  */
 @Module({
-  imports: [SessionsModule, OAuthClientsModule],
+  imports: [SessionsModule, OAuthClientsModule, OAuthGrantsModule],
   controllers: [OAuthController, AuthorizeController],
-  providers: [AuthorizationService, GrantsRepository, RegistrationThrottle, TokensService],
+  providers: [AuthorizationService, RegistrationThrottle, TokensService],
   exports: [TokensService],
 })
 export class OAuthModule {}

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { clientNetwork } from 'src/modules/auth/rate-limits.js';
+import { networkOf } from 'src/modules/auth/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
 
 const WINDOW_MS = 3_600_000;
@@ -24,7 +24,7 @@ export class RegistrationThrottle {
 
   async count(address: string | undefined): Promise<void> {
     const limit = this.config.oauthRegistrationsPerHour;
-    const key = `oauth-register:${address === undefined ? 'unknown' : clientNetwork(address)}`;
+    const key = `oauth-register:${networkOf(address)}`;
     const record = await this.storage.increment(key, WINDOW_MS, limit);
     if (record.isBlocked) {
       throw CommonErrors.rateLimited(

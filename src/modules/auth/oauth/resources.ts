@@ -63,3 +63,8 @@ export function resourceMetadataUrl(
     return null;
   }
 }
+
+/** Whether a path is the authorization server's (`/oauth/...`), whose errors have OAuth's body. */
+export function isOAuthPath(path: string): boolean {
+  return /^\/oauth(\/|$)/i.test(path);
+}

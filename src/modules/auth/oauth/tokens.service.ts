@@ -148,7 +148,7 @@ export class TokensService implements TokenVerifier {
   /**
    * Resolves an access token to its principal, on every request that bears one: any failure is 401
    * invalid_token. The scopes are those granted that the user's role still holds; the rate limit
-   * counts the grant, the family a refresh renews; the audience is checked by the caller against the
+   * counts the person and the client, whatever grant the token is of; the audience is checked by the caller against the
    * resource the request is addressed to.
    */
   async verify(token: string): Promise<Principal> {
@@ -168,8 +168,8 @@ export class TokensService implements TokenVerifier {
     return {
       tier: AuthTier.OAuth,
       accountId: record.grant.accountId,
-      // Counted per grant: a refresh must not start a fresh budget.
-      credentialId: record.grant.id,
+      // Counted per person and client: neither a refresh nor a new consent starts a fresh budget.
+      credentialId: `${record.grant.userId}:${record.grant.clientId}`,
       scopes: record.scopes.filter((scope) => held.includes(scope)),
       userId: record.grant.userId,
       datasetIds: record.grant.datasetIds,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
+import type { Tx } from 'src/database/transaction.js';
 import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
 
 const USER_COLUMNS = `u.id, u.account_id AS "accountId", u.email, u.display_name AS "displayName", u.role,
@@ -60,30 +61,22 @@ export class UsersRepository {
     );
   }
 
-  /**
-   * Marks the user disabled and revokes their OAuth grants, in one statement; false when there is no
-   * such user or they were disabled already.
-   */
-  async disable(id: string): Promise<boolean> {
-    const [row] = await this.db.query<{ disabled: number }[]>(
-      `WITH disabled AS (
-         UPDATE users SET disabled_at = now(), updated_at = now() WHERE id = $1 AND disabled_at IS NULL RETURNING id
-       ), revoked AS (
-         UPDATE oauth_grants SET revoked_at = now()
-         WHERE user_id IN (SELECT id FROM disabled) AND revoked_at IS NULL
-       )
-       SELECT count(*)::int AS disabled FROM disabled`,
+  /** Marks the user disabled; false when there is no such user or they were disabled already. */
+  async disable(tx: Tx, id: string): Promise<boolean> {
+    // An UPDATE answers [rows, affected] through TypeORM.
+    const [, affected] = await tx.query<[unknown, number]>(
+      `UPDATE users SET disabled_at = now(), updated_at = now() WHERE id = $1 AND disabled_at IS NULL`,
       [id],
     );
-    return row.disabled > 0;
+    return affected > 0;
   }
 
   /** Replaces the password hash; false when there is no such user. */
-  async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
-    const rows = await this.db.query<unknown[]>(
-      `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1 RETURNING id`,
+  async setPasswordHash(tx: Tx, id: string, passwordHash: string): Promise<boolean> {
+    const [, affected] = await tx.query<[unknown, number]>(
+      `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`,
       [id, passwordHash],
     );
-    return rows.length > 0;
+    return affected > 0;
   }
 }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
+import { TransactionRunner } from 'src/database/transaction.js';
 import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
+import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
 import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
 import { generatePassword, hashPassword, passwordIssue } from 'src/modules/auth/users/passwords.js';
 import { isRole, type Role } from 'src/modules/auth/users/roles.js';
@@ -53,6 +55,8 @@ export class UsersService {
     private readonly accounts: AccountsRepository,
     private readonly users: UsersRepository,
     private readonly sessions: SessionStore,
+    private readonly grants: GrantsRepository,
+    private readonly transactions: TransactionRunner,
   ) {}
 
   /** Creates the account when needed and the user in it; a generated password is returned, once. */
@@ -86,27 +90,44 @@ export class UsersService {
   }
 
   /**
-   * Disables the user and ends their sessions. Every credential of theirs is refused from the moment
-   * the row changes, in every process, since each request reads the user (sessions and OAuth tokens
-   * alike); removing the sessions from Redis is housekeeping on top.
+   * Disables the user, revokes their OAuth grants and ends their sessions. Every credential of theirs
+   * is refused from the moment the row changes, in every process, since each request reads the user
+   * (sessions and OAuth tokens alike); revoking and removing the sessions from Redis make it last.
    */
   async disable(userId: string): Promise<void> {
-    if (!(await this.users.disable(userId))) {
-      if (!(await this.users.findById(userId))) throw UserErrors.notFound(userId);
-      // Disabled already: ending the sessions again is harmless.
-    }
+    await this.transactions.run(async (tx) => {
+      if (!(await this.users.disable(tx, userId)) && !(await this.users.findById(userId))) {
+        throw UserErrors.notFound(userId);
+      }
+      // Disabled already: revoking and ending the sessions again is harmless.
+      await this.grants.revokeAllForUser(tx, userId);
+    });
     await this.sessions.destroyAllFor(userId);
   }
 
-  /** Sets a new password (generated and returned when absent) and ends the user's sessions. */
-  async setPassword(userId: string, password?: string): Promise<{ password?: string }> {
+  /**
+   * Sets a new password (generated and returned when absent), revokes the user's OAuth grants and ends
+   * their sessions: a password changed after a compromise leaves nothing signed in with the old one.
+   */
+  async setPassword(
+    userId: string,
+    password?: string,
+  ): Promise<{ password?: string; grants_revoked: number }> {
     const chosen = password ?? generatePassword();
     const issue = passwordIssue(chosen);
     if (issue) throw UserErrors.invalidPassword(issue);
-    if (!(await this.users.setPasswordHash(userId, await hashPassword(chosen)))) {
-      throw UserErrors.notFound(userId);
-    }
+    const hash = await hashPassword(chosen);
+    const revoked = await this.transactions.run(async (tx) => {
+      if (!(await this.users.setPasswordHash(tx, userId, hash))) throw UserErrors.notFound(userId);
+      return this.grants.revokeAllForUser(tx, userId);
+    });
     await this.sessions.destroyAllFor(userId);
-    return password === undefined ? { password: chosen } : {};
+    return { ...(password === undefined ? { password: chosen } : {}), grants_revoked: revoked };
+  }
+
+  /** Revokes every OAuth grant of the user (a token suspected leaked), leaving the password and sessions. */
+  async revokeGrants(userId: string): Promise<{ grants_revoked: number }> {
+    if (!(await this.users.findById(userId))) throw UserErrors.notFound(userId);
+    return { grants_revoked: await this.grants.revokeAllForUser(null, userId) };
   }
 }

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
-import { CodePointLength, IsStorableText, IsVisibleLabel } from 'src/common/validation/json-value.js';
+import { CodePointLength, IsVisibleLabel } from 'src/common/validation/json-value.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
@@ -68,7 +68,6 @@ export class CreateDatasetDto {
   // class-validator runs the rule nearest the property first, and reports only the first that fails.
   @Transform(normalizeName)
   @IsVisibleLabel(NAME_RULE)
-  @IsStorableText(NAME_RULE)
   @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
   @IsDefined({ ...NAME_RULE, message: 'is required' })
@@ -76,7 +75,6 @@ export class CreateDatasetDto {
 
   @ApiPropertyOptional({ maxLength: 1000, example: 'Manuals for every product we ship' })
   @ValidateIf((_, value) => value !== undefined)
-  @IsStorableText()
   @CodePointLength(0, 1000, { message: 'must be at most 1000 characters' })
   @IsString({ message: 'must be a string' })
   description?: string;
@@ -111,7 +109,6 @@ export class UpdateDatasetDto {
   @ValidateIf((_, value) => value !== undefined)
   @Transform(normalizeName)
   @IsVisibleLabel(NAME_RULE)
-  @IsStorableText(NAME_RULE)
   @CodePointLength(1, 200, NAME_LENGTH)
   @IsString({ ...NAME_RULE, message: 'must be a string' })
   name?: string;
@@ -124,7 +121,6 @@ export class UpdateDatasetDto {
     description: 'null clears the description',
   })
   @ValidateIf((_, value) => value !== undefined && value !== null)
-  @IsStorableText()
   @CodePointLength(0, 1000, { message: 'must be at most 1000 characters' })
   @IsString({ message: 'must be a string or null' })
   description?: string | null;

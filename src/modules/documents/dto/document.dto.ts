@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
-import { IsStorableText } from 'src/common/validation/json-value.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
@@ -21,7 +20,6 @@ export class UploadTextDocumentDto {
     description: 'The text to index: 1 to 1,000,000 characters',
     example: 'To install, run the installer.',
   })
-  @IsStorableText() // as names and metadata are: U+0000 was dropped and a lone surrogate became U+FFFD
   @IsString({ message: 'must be a string' })
   @IsDefined({ message: 'is required' })
   content!: string;

@@ -1,5 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsDefined, IsIn, IsString, MaxLength, ValidateIf } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { WEBHOOK_EVENTS } from 'src/modules/webhooks/webhook-events.js';
 import { WEBHOOK_LIMITS } from 'src/modules/webhooks/webhooks.errors.js';
@@ -137,6 +148,22 @@ export class WebhookResponseDto {
 export class WebhookListResponseDto extends PageEnvelopeDto {
   @ApiProperty({ type: [WebhookResponseDto] })
   webhooks!: WebhookResponseDto[];
+}
+
+export class RotateWebhookSecretDto {
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 720,
+    description:
+      'How long the replaced secret keeps signing beside the new one; WEBHOOK_SECRET_GRACE_HOURS (24) by ' +
+      'default. 0 stops it at once: for a secret that leaked.',
+    example: 0,
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @Max(720, { message: 'must be at most 720' })
+  @Min(0, { message: 'must be at least 0' })
+  @IsInt({ message: 'must be an integer' })
+  grace_hours?: number;
 }
 
 export class TestWebhookDto {
