@@ -591,6 +591,55 @@ describe('MCP endpoint', () => {
       await t.http.get('/v1/mcp').set(bearer(key)).expect(405).expect('Allow', 'POST');
       await t.http.delete('/v1/mcp').set(bearer(key)).expect(405);
     });
+
+    it.each([
+      [
+        'arguments that are an array',
+        'tools/call',
+        { name: 'search', arguments: [1] },
+        'params.arguments must be an object',
+      ],
+      [
+        'arguments that are a string',
+        'tools/call',
+        { name: 'search', arguments: 'x' },
+        'params.arguments must be an object',
+      ],
+      [
+        'a tool name that is an object',
+        'tools/call',
+        { name: { a: 1 }, arguments: {} },
+        'params.name must be a string',
+      ],
+      [
+        'a prompt argument that is a number',
+        'prompts/get',
+        { name: 'ask_dataset', arguments: { question: 5 } },
+        'params.arguments.question must be a string',
+      ],
+      ['a resource URI that is a number', 'resources/read', { uri: 7 }, 'params.uri must be a string'],
+      [
+        'U+0000 in an argument',
+        'tools/call',
+        { name: 'search', arguments: { query: 'a\u0000b' } },
+        'params.arguments.query must not contain the character U+0000',
+      ],
+    ])(
+      'answers -32602 Invalid params for %s, naming the parameter',
+      async (_case, method, params, message) => {
+        const response = await post(
+          t,
+          '/v1/mcp',
+          { jsonrpc: '2.0', id: 9, method, params },
+          bearer(key),
+        ).expect(200);
+        expect(response.body).toEqual({
+          jsonrpc: '2.0',
+          id: 9,
+          error: { code: -32602, message: `Invalid params: ${message}` },
+        });
+      },
+    );
   });
 
   describe('with OAuth, from nothing', () => {

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { bearer, freePort, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { createTestDatabase } from './utils/test-database.js';
+import { createUser } from './utils/users.js';
 
 const run = promisify(execFile);
 
@@ -220,6 +221,7 @@ describe('Health, readiness and API documentation', () => {
         'BatchQueryDto',
         'SignInDto',
         'CreateWebhookDto',
+        'RotateWebhookSecretDto',
         'UpdateWebhookDto',
         'TestWebhookDto',
       ]),
@@ -350,9 +352,66 @@ describe('Readiness while Redis is down', () => {
       });
       const key = await t.createApiKey();
       await t.http.post('/v1/datasets').set(bearer(key)).send({ name: 'Works without Redis' }).expect(201);
+
+      // What needs the session store waits for it, with a code and a time to come back.
+      const user = await createUser(t);
+      const signIn = await t.http
+        .post('/v1/auth/session')
+        .send({ email: user.user.email, password: user.password })
+        .expect(503);
+      expect(signIn.body).toMatchObject({ code: 'session_store_unavailable' });
+      expect(signIn.headers['retry-after']).toBe('5');
+      const withCookie = await t.http
+        .get('/v1/datasets')
+        .set('Cookie', 'svc_session=some-session-id')
+        .expect(503);
+      expect(withCookie.body.code).toBe('session_store_unavailable');
+      const registration = await t.http
+        .post('/oauth/register')
+        .send({ redirect_uris: ['http://127.0.0.1:1/cb'] })
+        .expect(503);
+      expect(registration.body).toEqual({
+        error: 'temporarily_unavailable',
+        error_description: expect.any(String),
+      });
+      expect(registration.headers['retry-after']).toBe('5');
+      expect(t.output()).not.toMatch(/"level":50/);
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('Swagger UI and the document', () => {
+  it('may not be framed, and is not cached when it names the Host it was asked by', async () => {
+    const t = await startTestApp();
+    try {
+      for (const path of ['/docs', '/docs/openapi.json']) {
+        const response = await t.http.get(path).set('Host', 'evil.example').expect(200);
+        expect(response.headers['x-frame-options']).toBe('DENY');
+        expect(response.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+        expect(response.headers['cache-control']).toBe('no-store');
+        expect(response.headers.vary).toMatch(/\bHost\b/);
+      }
+    } finally {
+      await t.close();
+    }
+    const fixed = await startTestApp({ PUBLIC_BASE_URL: 'https://search.example.com', FORCE_HTTPS: 'false' });
+    try {
+      const response = await fixed.http.get('/docs/openapi.json').set('Host', 'evil.example').expect(200);
+      expect(response.body.servers).toEqual([
+        { url: 'https://search.example.com', description: 'This service' },
+      ]);
+      expect(response.headers['cache-control']).toBeUndefined();
+    } finally {
+      await fixed.close();
+    }
+  });
+
+  it('refuses to start in production without PUBLIC_BASE_URL', async () => {
+    const { code, output } = await runUntilExit({ NODE_ENV: 'production' });
+    expect(code).toBe(78);
+    expect(output).toContain('PUBLIC_BASE_URL is required in production');
   });
 });
 

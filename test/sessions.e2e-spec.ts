@@ -197,6 +197,19 @@ describe('Sessions (the Session tier)', () => {
     expect(response.body.code).toBe('validation_error');
   });
 
+  it('says which fields are required when the body has none', async () => {
+    for (const send of [
+      () => t.http.post('/v1/auth/session').send({}),
+      () => t.http.post('/v1/auth/session'),
+    ]) {
+      const response = await send().expect(400);
+      expect(response.body.details.errors).toEqual([
+        { field: 'email', issue: 'is required' },
+        { field: 'password', issue: 'is required' },
+      ]);
+    }
+  });
+
   it('gives a new session id at sign-in, and ends the one the browser held', async () => {
     const before = await signIn(t, member);
     const response = await t.http

@@ -166,6 +166,77 @@ describe('Webhook subscriptions', () => {
     expect(again.body).toEqual(first.body);
   });
 
+  it('cuts a rotated secret off at once with grace_hours 0', async () => {
+    const { body: webhook } = (await create({ url: RECEIVER, events: ['dataset.created'] }).expect(201)) as {
+      body: Webhook;
+    };
+    await t.http.post(`/v1/webhooks/${webhook.webhook_id}/rotate-secret`).set(bearer(key)).expect(200);
+    const rotated = await t.http
+      .post(`/v1/webhooks/${webhook.webhook_id}/rotate-secret`)
+      .set(bearer(key))
+      .send({ grace_hours: 0 })
+      .expect(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.previous_secret_expires_at).toBeUndefined();
+    // Neither the secret it replaced nor the one before, still in its grace period, signs any more.
+    const { rows } = await t.sql.query(
+      'SELECT previous_secret, previous_secret_expires_at FROM webhooks WHERE id = $1',
+      [webhook.webhook_id],
+    );
+    expect(rows[0]).toEqual({ previous_secret: null, previous_secret_expires_at: null });
+    for (const grace of [-1, 721, 1.5, '2']) {
+      const refused = await t.http
+        .post(`/v1/webhooks/${webhook.webhook_id}/rotate-secret`)
+        .set(bearer(key))
+        .send({ grace_hours: grace })
+        .expect(400);
+      expect(refused.body).toMatchObject({ code: 'validation_error', details: { field: 'grace_hours' } });
+    }
+  });
+
+  it('never replays a secret that is no longer current: after a rotation or a delete', async () => {
+    const send = (key_: string) =>
+      t.http
+        .post('/v1/webhooks')
+        .set({ ...bearer(key), 'Idempotency-Key': key_ })
+        .send({ url: RECEIVER, events: ['dataset.deleted'] });
+    const rotatedAway = (await send('rotated-later').expect(201)).body as Webhook;
+    await t.http.post(`/v1/webhooks/${rotatedAway.webhook_id}/rotate-secret`).set(bearer(key)).expect(200);
+    const afterRotation = await send('rotated-later').expect(201);
+    expect(afterRotation.headers['idempotent-replayed']).toBe('true');
+    expect(afterRotation.body.webhook_id).toBe(rotatedAway.webhook_id);
+    expect(afterRotation.body.secret).toBeUndefined();
+
+    const deletedLater = (await send('deleted-later').expect(201)).body as Webhook;
+    await t.http.delete(`/v1/webhooks/${deletedLater.webhook_id}`).set(bearer(key)).expect(204);
+    const afterDelete = await send('deleted-later').expect(201);
+    expect(afterDelete.body.webhook_id).toBe(deletedLater.webhook_id);
+    expect(afterDelete.body.secret).toBeUndefined();
+  });
+
+  it.each([
+    ['url', { url: 'https://hooks.example.com/\u0000' }],
+    ['description', { description: 'a\u0000b' }],
+    ['description', { description: 'a\ud800b' }],
+  ])(
+    'answers 400 validation_error for %s holding text PostgreSQL cannot store, on create and update',
+    async (field, change) => {
+      const created = await create({ url: RECEIVER, events: ['dataset.created'], ...change }).expect(400);
+      expect(created.body).toMatchObject({ code: 'validation_error', details: { field } });
+      const { body: webhook } = (await create({ url: RECEIVER, events: ['dataset.created'] }).expect(
+        201,
+      )) as {
+        body: Webhook;
+      };
+      const patched = await t.http
+        .patch(`/v1/webhooks/${webhook.webhook_id}`)
+        .set(bearer(key))
+        .send(change)
+        .expect(400);
+      expect(patched.body).toMatchObject({ code: 'validation_error', details: { field } });
+    },
+  );
+
   it('keeps each account to its own webhooks, and to 100 of them', async () => {
     const other = await t.createApiKey('globex');
     const { body: webhook } = (await create({ url: RECEIVER, events: ['dataset.created'] }).expect(201)) as {

@@ -74,7 +74,10 @@ export interface ChallengedResource {
  */
 export function reportedError(exception: unknown, request: Request, logger: Logger): AppError {
   const error = toAppError(exception, request);
-  if (!(exception instanceof AppError)) {
+  if (error.code === 'session_store_unavailable') {
+    // Redis is down: /ready says so, and each request it fails says it in one line, without a stack.
+    logger.warn({ req_id: request.id, code: error.code, cause: (exception as Error).message }, error.message);
+  } else if (!(exception instanceof AppError)) {
     if (error.status >= 500)
       logger.error({ err: exception, req_id: request.id, code: error.code }, 'request failed');
   } else if (error.status >= 500) {
