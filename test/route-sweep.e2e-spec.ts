@@ -461,7 +461,7 @@ function sample(
   if (name in ids) return ids[name];
   if (schema.example !== undefined) return schema.example;
   if (schema.enum?.length) return schema.enum[0];
-  switch (schema.type) {
+  switch (schema.type ?? 'string') {
     case 'object':
       return Object.fromEntries(
         Object.entries(schema.properties ?? {}).map(([key, child]) => [
