@@ -185,7 +185,12 @@ describe('Errors and transport', () => {
     ] as const) {
       const refused = await t.http[method](path).set(bearer(key));
       expect([path, refused.status, refused.headers.allow]).toEqual([path, 405, allow]);
-      expect(refused.body).toMatchObject({ code: 'method_not_allowed', details: { path } });
+      // The authorization server's paths answer in OAuth's body (docs/auth.md).
+      expect(refused.body).toMatchObject(
+        path.startsWith('/oauth/')
+          ? { error: 'invalid_request', error_description: expect.stringContaining(path) }
+          : { code: 'method_not_allowed', details: { path } },
+      );
     }
     // HEAD on a path that takes no GET is refused too (its answer has no body).
     const head = await t.http.head('/v1/mcp/query').expect(405);

@@ -485,6 +485,7 @@ describe('Webhook delivery in production', () => {
     t = await startTestApp({
       NODE_ENV: 'production',
       FORCE_HTTPS: 'false',
+      PUBLIC_BASE_URL: 'http://localhost:3000',
       WEBHOOK_DISPATCH_INTERVAL_MS: '50',
       WEBHOOK_RETRY_DELAYS_SECONDS: '0',
     });

@@ -102,10 +102,10 @@ export function deferBodyErrors(error: unknown, request: Request, _response: Res
 
 /**
  * A request that carried no body reaches its route with an empty object, as one with an empty form
- * does, so that no route reads a field of `undefined`; a refused body stays absent (its error is
- * raised instead).
+ * does, so that no route reads a field of `undefined`. A body no parser read stays absent, for
+ * `RequestBodyInterceptor` to refuse (or multer to read), and so does a refused one.
  */
 export function defaultToEmptyBody(request: Request, _response: Response, next: NextFunction): void {
-  if (request.body === undefined && !request.bodyError) request.body = {};
+  if (request.body === undefined && !request.bodyError && !hasBody(request)) request.body = {};
   next();
 }

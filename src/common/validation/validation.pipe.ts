@@ -77,9 +77,7 @@ export class AppValidationPipe extends ValidationPipe {
         throw CommonErrors.validation([{ field: 'body', issue: 'must be a JSON object' }]);
       }
     }
-    if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
-      refuseUnstorableText(value, metadata, dto);
-    }
+    if (metadata.type === 'body' || metadata.type === 'query') refuseUnstorableText(value, metadata, dto);
     const keyIssues =
       (metadata.type === 'body' || metadata.type === 'query') && dto && isPlainObject(value)
         ? unacceptedKeys(value, dto)
@@ -98,11 +96,12 @@ export class AppValidationPipe extends ValidationPipe {
 }
 
 /**
- * Refuses a string PostgreSQL could not store as sent (`textIssueIn`), wherever it is in a body, a
- * query string or a path parameter, DTO or not: this is the one check of the kind for every route
- * (the MCP endpoint, which reads its messages itself, calls `textIssueIn` too). A DTO's field that
- * names its own error code (invalid_name) answers with it; free-form JSON fields (`AsSent`) are left
- * to their own rules, which apply the same check and name their own code.
+ * Refuses a string PostgreSQL could not store as sent (`textIssueIn`), wherever it is in a body or a
+ * query string, DTO or not: this is the one check of the kind for every route (the MCP endpoint,
+ * which reads its messages itself, calls `textIssueIn` too). A DTO's field that names its own error
+ * code (invalid_name) answers with it; free-form JSON fields (`AsSent`) are left to their own rules,
+ * which apply the same check and name their own code. Path parameters are ids, each checked against
+ * its pattern before any statement: one that holds such text names nothing, and is not found.
  */
 function refuseUnstorableText(value: unknown, metadata: ArgumentMetadata, dto?: { prototype: object }): void {
   if (dto && isPlainObject(value)) {
@@ -113,10 +112,7 @@ function refuseUnstorableText(value: unknown, metadata: ArgumentMetadata, dto?: 
     }
     return;
   }
-  const found = textIssueIn(
-    value,
-    metadata.type === 'param' ? (metadata.data ?? 'path') : (metadata.data ?? ''),
-  );
+  const found = textIssueIn(value, metadata.data ?? '');
   if (found) throw toAppError([{ ...found, field: found.field || metadata.type }]);
 }
 
