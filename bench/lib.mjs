@@ -339,11 +339,17 @@ const LOAD_BATCH = 5_000;
 /** Datasets of `accountId` embedded by `model` at `dimensions`; their `seq`s, in the order given. */
 export async function insertDatasets(db, accountId, datasets, { model, dimensions }) {
   const { rows } = await db.query(
-    `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
-     SELECT id, $3, name, $4, $5 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(id, name, n)
+    `INSERT INTO datasets (id, account_id, name)
+     SELECT id, $3, name FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(id, name, n)
       ORDER BY n
      RETURNING id, seq`,
-    [datasets.map((d) => d.id), datasets.map((d) => d.name), accountId, model, dimensions],
+    [datasets.map((d) => d.id), datasets.map((d) => d.name), accountId],
+  );
+  // Each dataset's index state, as the service makes it with the dataset.
+  await db.query(
+    `INSERT INTO dataset_index (dataset_seq, dataset_id, embedding_model, embedding_dimensions)
+     SELECT seq, id, $3, $4 FROM unnest($1::bigint[], $2::text[]) AS t(seq, id)`,
+    [rows.map((row) => row.seq), rows.map((row) => row.id), model, dimensions],
   );
   const seqs = new Map(rows.map((row) => [row.id, row.seq]));
   return datasets.map((d) => seqs.get(d.id));
@@ -442,9 +448,9 @@ function vectorText(vector) {
 /** The datasets' chunk and document counts, total chunk length and term statistics, from their rows. */
 export async function finishDatasets(db) {
   await db.query(
-    `UPDATE datasets SET chunk_count = s.chunks, total_chunk_length = s.total
+    `UPDATE dataset_index SET chunk_count = s.chunks, total_chunk_length = s.total
        FROM (SELECT dataset_seq, count(*) AS chunks, sum(length) AS total FROM chunks GROUP BY dataset_seq) s
-      WHERE datasets.seq = s.dataset_seq`,
+      WHERE dataset_index.dataset_seq = s.dataset_seq`,
   );
   await db.query(
     `UPDATE datasets SET document_count = s.documents

@@ -117,7 +117,7 @@ async function run(chunking, modes) {
     }
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    const chunks = Number((await client.query('SELECT chunk_count FROM datasets')).rows[0].chunk_count);
+    const chunks = Number((await client.query('SELECT chunk_count FROM dataset_index')).rows[0].chunk_count);
     await client.end();
     await server.stop();
 

@@ -394,7 +394,7 @@ async function ownIndexes(db, env) {
     env,
     async () => {
       const { rows } = await db.query(
-        `SELECT count(*)::int AS lacking FROM datasets
+        `SELECT count(*)::int AS lacking FROM dataset_index
           WHERE chunk_count >= $1 AND vector_index_dimensions IS DISTINCT FROM embedding_dimensions`,
         [OWN_INDEX_MIN_CHUNKS],
       );

@@ -61,7 +61,7 @@ describe('Per-dataset vector indexes (SEARCH_DATASET_INDEX_MIN_CHUNKS)', () => {
     const own = `chunks_embedding_384_ds${largeSeq}_idx`;
     await until(async () => {
       const { rows } = await t.sql.query<{ dims: number | null }>(
-        'SELECT vector_index_dimensions AS dims FROM datasets WHERE id = $1',
+        'SELECT vector_index_dimensions AS dims FROM dataset_index WHERE dataset_id = $1',
         [large],
       );
       return rows[0].dims === 384;

@@ -31,11 +31,11 @@ describe('Documents API', () => {
 
   const datasetCounts = async (id = datasetId) => {
     const { rows } = await t.sql.query(
-      `SELECT document_count, chunk_count::int, total_chunk_length::int,
+      `SELECT d.document_count, i.chunk_count::int, i.total_chunk_length::int,
               (SELECT count(*)::int FROM documents WHERE dataset_id = $1) AS documents,
-              (SELECT count(*)::int FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1) AS chunks,
-              (SELECT coalesce(sum(c.length), 0)::int FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1) AS length
-         FROM datasets WHERE id = $1`,
+              (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = d.seq) AS chunks,
+              (SELECT coalesce(sum(c.length), 0)::int FROM chunks c WHERE c.dataset_seq = d.seq) AS length
+         FROM datasets d JOIN dataset_index i ON i.dataset_seq = d.seq WHERE d.id = $1`,
       [id],
     );
     return rows[0] as Record<string, number>;
@@ -107,7 +107,7 @@ describe('Documents API', () => {
         IF current_query() LIKE '%chunk_count = chunk_count%' THEN PERFORM pg_advisory_xact_lock_shared(${HOLD}); END IF;
         RETURN NULL;
       END $$;
-      CREATE TRIGGER test_hold_chunk_counts BEFORE UPDATE ON datasets
+      CREATE TRIGGER test_hold_chunk_counts BEFORE UPDATE ON dataset_index
         FOR EACH STATEMENT EXECUTE FUNCTION test_hold_chunk_counts();`);
     const holder = await t.sql.connect();
     let held = true;
@@ -147,7 +147,7 @@ describe('Documents API', () => {
       await release();
       holder.release();
       await t.sql.query(
-        'DROP TRIGGER test_hold_chunk_counts ON datasets; DROP FUNCTION test_hold_chunk_counts()',
+        'DROP TRIGGER test_hold_chunk_counts ON dataset_index; DROP FUNCTION test_hold_chunk_counts()',
       );
     }
   }, 30_000);

@@ -41,7 +41,7 @@ describe('Embedding providers', () => {
       hashVector(rows[0].content, 8).forEach((value, i) => expect(stored[i]).toBeCloseTo(value, 5));
       expect(openai.inputs).toContain(rows[0].content);
       const dataset = await t.sql.query(
-        'SELECT embedding_model, embedding_dimensions FROM datasets WHERE id = $1',
+        'SELECT embedding_model, embedding_dimensions FROM dataset_index WHERE dataset_id = $1',
         [datasetId],
       );
       expect(dataset.rows[0]).toEqual({ embedding_model: 'fake-embedder', embedding_dimensions: 8 });
@@ -148,7 +148,7 @@ describe('Embedding providers', () => {
       );
       const state = () =>
         t.sql
-          .query('SELECT embedding_model, reembedding FROM datasets WHERE id = $1', [datasetId])
+          .query('SELECT embedding_model, reembedding FROM dataset_index WHERE dataset_id = $1', [datasetId])
           .then((r) => r.rows[0] as { embedding_model: string | null; reembedding: boolean });
       // (The provider's start-up probe comes first; wait for the chunks themselves.)
       await until(() => openai.inputs.slice(asked).some((text) => text.startsWith('First indexed')));
@@ -165,7 +165,7 @@ describe('Embedding providers', () => {
       });
       expect(await missing()).toBe(0);
       const dataset = await t.sql.query(
-        'SELECT embedding_model, embedding_dimensions FROM datasets WHERE id = $1',
+        'SELECT embedding_model, embedding_dimensions FROM dataset_index WHERE dataset_id = $1',
         [datasetId],
       );
       expect(dataset.rows[0]).toEqual({ embedding_model: 'fake-embedder', embedding_dimensions: 8 });
@@ -188,7 +188,7 @@ describe('Embedding providers', () => {
       await add(partly, 'Left for the next start. '.repeat(40));
       const marker = `[${[1, 0, 0, 0, 0, 0, 0, 0].join(',')}]`;
       await t.sql.query(
-        `UPDATE datasets SET embedding_model = 'fake-embedder', embedding_dimensions = 8 WHERE id = $1`,
+        `UPDATE dataset_index SET embedding_model = 'fake-embedder', embedding_dimensions = 8 WHERE dataset_id = $1`,
         [partly],
       );
       await t.sql.query('UPDATE chunks SET embedding = $2::vector WHERE document_id = $1', [
@@ -199,7 +199,7 @@ describe('Embedding providers', () => {
       const otherModel = await createDataset(t.http, key);
       await add(otherModel, 'Another model’s dataset. '.repeat(40));
       await t.sql.query(
-        `UPDATE datasets SET embedding_model = 'other-embedder', embedding_dimensions = 8 WHERE id = $1`,
+        `UPDATE dataset_index SET embedding_model = 'other-embedder', embedding_dimensions = 8 WHERE dataset_id = $1`,
         [otherModel],
       );
 
@@ -216,8 +216,8 @@ describe('Embedding providers', () => {
         const chunks = async (datasetId: string) =>
           (
             await t.sql.query<{ content: string; embedding: string | null; model: string | null }>(
-              `SELECT c.content, c.embedding::text AS embedding, d.embedding_model AS model
-                 FROM chunks c JOIN datasets d ON d.seq = c.dataset_seq WHERE d.id = $1`,
+              `SELECT c.content, c.embedding::text AS embedding, i.embedding_model AS model
+                 FROM chunks c JOIN dataset_index i ON i.dataset_seq = c.dataset_seq WHERE i.dataset_id = $1`,
               [datasetId],
             )
           ).rows;
@@ -286,7 +286,7 @@ describe('Embedding providers', () => {
       [datasetId],
     );
     const dataset = await t.sql.query(
-      'SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1',
+      'SELECT embedding_model, embedding_dimensions, reembedding FROM dataset_index WHERE dataset_id = $1',
       [datasetId],
     );
     return { dimensions: dimensions.rows, dataset: dataset.rows[0] };

@@ -84,7 +84,7 @@ describe('The embedding model downloaded at first start', () => {
     // The document indexed keyword-only gets its vectors, and the dataset the model's name.
     await until(async () => {
       const { rows } = await t.sql.query(
-        'SELECT embedding_model, (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = d.seq AND embedding IS NULL) AS missing FROM datasets d WHERE id = $1',
+        'SELECT embedding_model, (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = i.dataset_seq AND embedding IS NULL) AS missing FROM dataset_index i WHERE dataset_id = $1',
         [datasetId],
       );
       return rows[0].embedding_model === MODEL && rows[0].missing === 0;

@@ -433,6 +433,7 @@ describe('Boot', () => {
     'ChunksWithoutVector1732000000013',
     'DatasetVectorIndex1732000000014',
     'VectorDimsStatistics1732000000015',
+    'DatasetIndex1732000000016',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -57,7 +57,9 @@ describe('Recovery from a worker killed mid-job', () => {
           documentId,
         ]);
         expect(rows[0].n).toBe(done.chunks_created);
-        const stats = await t.sql.query('SELECT chunk_count::int FROM datasets WHERE id = $1', [datasetId]);
+        const stats = await t.sql.query('SELECT chunk_count::int FROM dataset_index WHERE dataset_id = $1', [
+          datasetId,
+        ]);
         expect(stats.rows[0].chunk_count).toBe(done.chunks_created);
       } finally {
         await second.stop();

@@ -136,7 +136,7 @@ describe('Every route', () => {
     cookie = await signIn(t, user);
     routes = ((await t.cli('routes')) as { routes: ListedRoute[] }).routes;
     openApi = (await t.http.get('/docs/openapi.json').expect(200)).body as OpenApi;
-  });
+  }, 90_000); // a server, a user's password hash and the route listing's load of the whole app
   // The destructive routes run last in each test, and delete what the next one needs.
   beforeEach(async () => {
     ids = await fixtures(t, key);
@@ -328,7 +328,7 @@ describe('Every route in a burst', () => {
     cookie = await signIn(t, user);
     routes = ((await t.cli('routes')) as { routes: ListedRoute[] }).routes;
     ids = await fixtures(t, key);
-  });
+  }, 90_000);
   afterAll(() => t.close());
 
   it('answers 1,000 requests over every route with no 5xx, and rate-limits each that reads the database', async () => {

@@ -1,12 +1,12 @@
 import pg from 'pg';
 import { withDeadline } from 'src/common/async/deadline.js';
 import type { AppConfig } from 'src/config/app-config.js';
+import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
 import type { Bm25Parameters } from 'src/modules/search/bm25.js';
 import { parseFilters } from 'src/modules/search/filters.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { LegRequest } from 'src/modules/search/search.types.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -21,16 +21,16 @@ type RawLegRequest = Omit<LegRequest, 'filter'> & { filters: unknown };
 /** Both legs of search over `search`'s connections, as the search module wires them. */
 function legsOver(search: SearchPool, cache: PostingsCache, config: AppConfig) {
   const reads = new SearchReads(search, config);
-  const repository = new SearchRepository(reads);
-  const keywordLeg = new KeywordLeg(reads, new PostingsRepository(), repository, cache);
-  const vectorLeg = new VectorLeg(reads, repository, config);
+  const chunkReads = new ChunkReadsRepository();
+  const keywordLeg = new KeywordLeg(reads, new PostingsRepository(), chunkReads, cache);
+  const vectorLeg = new VectorLeg(reads, chunkReads, config);
   const parsed = ({ filters, ...request }: RawLegRequest): LegRequest => ({
     ...request,
     filter: parseFilters(filters),
   });
   return {
     keyword: (
-      dataset: { id: string; seq: string; language: string; chunkCount: string },
+      dataset: { id: string; seq: string; language: string; chunkCount: number },
       query: string,
       bm25: Bm25Parameters,
       request: RawLegRequest,
@@ -64,9 +64,9 @@ describe('Keyword leg across concurrent writes', () => {
     {
       id = datasetId,
       seq = datasetSeq,
-      chunkCount = '3',
+      chunkCount = 3,
       ...leg
-    }: Partial<RawLegRequest> & { id?: string; seq?: string; chunkCount?: string } = {},
+    }: Partial<RawLegRequest> & { id?: string; seq?: string; chunkCount?: number } = {},
   ) =>
     legs.keyword(
       { id, seq, language: 'english', chunkCount },
@@ -192,7 +192,10 @@ describe('Keyword leg across concurrent writes', () => {
       `UPDATE chunks SET embedding = v.e::vector FROM unnest($1::bigint[], $2::text[]) AS v(seq, e) WHERE chunks.seq = v.seq`,
       [rows.map(({ seq }) => seq), rows.map((_, i) => unit([1, i * 0.3, 0.1]))],
     );
-    await t.sql.query(`UPDATE datasets SET embedding_model = $2 WHERE seq = $1`, [datasetSeq, MODEL]);
+    await t.sql.query(`UPDATE dataset_index SET embedding_model = $2 WHERE dataset_seq = $1`, [
+      datasetSeq,
+      MODEL,
+    ]);
     const { repository: legs } = repository();
     const hits = await legs.semantic(vectorDataset(3), Promise.resolve([1, 0, 0]), {
       filters: {},
@@ -216,18 +219,18 @@ describe('Keyword leg across concurrent writes', () => {
       });
     expect(await search()).toHaveLength(3);
     try {
-      await t.sql.query('UPDATE datasets SET reembedding = true WHERE seq = $1', [datasetSeq]);
+      await t.sql.query('UPDATE dataset_index SET reembedding = true WHERE dataset_seq = $1', [datasetSeq]);
       expect(await search()).toEqual([]);
       await t.sql.query(
-        `UPDATE datasets SET reembedding = false, embedding_model = 'another' WHERE seq = $1`,
+        `UPDATE dataset_index SET reembedding = false, embedding_model = 'another' WHERE dataset_seq = $1`,
         [datasetSeq],
       );
       expect(await search()).toEqual([]);
     } finally {
-      await t.sql.query('UPDATE datasets SET reembedding = false, embedding_model = $2 WHERE seq = $1', [
-        datasetSeq,
-        MODEL,
-      ]);
+      await t.sql.query(
+        'UPDATE dataset_index SET reembedding = false, embedding_model = $2 WHERE dataset_seq = $1',
+        [datasetSeq, MODEL],
+      );
     }
     expect(await search()).toHaveLength(3);
   });
@@ -272,7 +275,7 @@ describe('Keyword leg across concurrent writes', () => {
       const readsSet = () => texts().some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
       expect(readsSet()).toBe(false);
       // One of a hundred: the leg ranks the chunks that pass, read first.
-      const ranked = await keyword(legs, 'cell energy', { filters, passing, chunkCount: '100' });
+      const ranked = await keyword(legs, 'cell energy', { filters, passing, chunkCount: 100 });
       expect(readsSet()).toBe(true);
       const seqs = (
         await t.sql.query<{ seq: string }>('SELECT seq FROM chunks WHERE document_id = $1', [first.id])
@@ -297,7 +300,7 @@ describe('Keyword leg across concurrent writes', () => {
       }
       const [{ seq }] = (await t.sql.query<{ seq: string }>('SELECT seq FROM datasets WHERE id = $1', [id]))
         .rows;
-      const ask = { id, seq, chunkCount: '20', filters: { kind: 'chosen' }, candidates: 1, shown: 1 };
+      const ask = { id, seq, chunkCount: 20, filters: { kind: 'chosen' }, candidates: 1, shown: 1 };
       const readsSet = (texts: string[]) =>
         texts.some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
       // Counted as many, the ranking is checked, and ranked deeper when the first 16 hold none.
@@ -369,30 +372,36 @@ describe('Keyword leg across concurrent writes', () => {
       return texts().some((text) => text.includes('::halfvec(3)) <=>'));
     };
     const [dataset] = (
-      await t.sql.query('SELECT account_id, chunk_count, embedding_dimensions FROM datasets WHERE seq = $1', [
-        datasetSeq,
-      ])
+      await t.sql.query(
+        `SELECT s.account_id, i.chunk_count, i.embedding_dimensions
+           FROM datasets s JOIN dataset_index i ON i.dataset_seq = s.seq WHERE s.seq = $1`,
+        [datasetSeq],
+      )
     ).rows;
-    await t.sql.query('UPDATE datasets SET embedding_dimensions = 3, chunk_count = 1600 WHERE seq = $1', [
-      datasetSeq,
-    ]);
+    await t.sql.query(
+      'UPDATE dataset_index SET embedding_dimensions = 3, chunk_count = 1600 WHERE dataset_seq = $1',
+      [datasetSeq],
+    );
     try {
       expect(await walks(1_600)).toBe(true); // the index to itself: scanning 1,600 rows costs more
       expect(await walks(1_000)).toBe(false);
       // Another dataset of the dimension, of a million chunks: the walk would pass 625 of them for each.
       await t.sql.query(
-        `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions, chunk_count)
-         VALUES ('ds_sharing00000000000000', $1, 'sharing', 'fake', 3, 1000000)`,
+        `WITH dataset AS (
+           INSERT INTO datasets (id, account_id, name) VALUES ('ds_sharing00000000000000', $1, 'sharing')
+           RETURNING seq, id
+         )
+         INSERT INTO dataset_index (dataset_seq, dataset_id, embedding_model, embedding_dimensions, chunk_count)
+         SELECT seq, id, 'fake', 3, 1000000 FROM dataset`,
         [dataset.account_id],
       );
       expect(await walks(1_600)).toBe(false);
     } finally {
       await t.sql.query(`DELETE FROM datasets WHERE id = 'ds_sharing00000000000000'`);
-      await t.sql.query('UPDATE datasets SET embedding_dimensions = $2, chunk_count = $3 WHERE seq = $1', [
-        datasetSeq,
-        dataset.embedding_dimensions,
-        dataset.chunk_count,
-      ]);
+      await t.sql.query(
+        'UPDATE dataset_index SET embedding_dimensions = $2, chunk_count = $3 WHERE dataset_seq = $1',
+        [datasetSeq, dataset.embedding_dimensions, dataset.chunk_count],
+      );
     }
   });
 

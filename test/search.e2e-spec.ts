@@ -309,7 +309,7 @@ describe('Keyword search (BM25)', () => {
                                 WHERE p.dataset_seq = t.dataset_seq AND p.term = t.term)) AS wrong_df,
               s.total_chunk_length::int AS total,
               (SELECT sum(length)::int FROM chunks WHERE dataset_seq = s.seq) AS lengths
-         FROM datasets s WHERE s.id = $1`,
+         FROM (SELECT dataset_seq AS seq, total_chunk_length FROM dataset_index WHERE dataset_id = $1) s`,
       [dataset],
     );
     expect(rows[0].wrong_df).toBe(0);
@@ -348,9 +348,9 @@ describe('Keyword search (BM25)', () => {
          FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
       `INSERT INTO term_stats (dataset_seq, term, df)
        SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
-      `UPDATE datasets SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1),
-                           chunk_count = (SELECT count(*) FROM chunks WHERE dataset_seq = $1)
-        WHERE seq = $1`,
+      `UPDATE dataset_index SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1),
+                                chunk_count = (SELECT count(*) FROM chunks WHERE dataset_seq = $1)
+        WHERE dataset_seq = $1`,
     ]) {
       await t.sql.query(statement, [seq]);
     }

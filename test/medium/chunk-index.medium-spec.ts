@@ -224,24 +224,37 @@ describe('ChunkIndexRepository', () => {
       expect((await chunkRows(ids[0])).map(({ embedding }) => embedding)).toEqual([null, null]);
     });
 
-    it("records the model it is given as the dataset's, and none when given vectors alone", async () => {
-      const { dataset, ids } = await datasetWith(2);
+    it("records its first vectors' model as the dataset's, and indexes another model's keyword-only", async () => {
+      const { dataset, ids } = await datasetWith(3);
       const model = async () =>
         (
           await db.sql.query<{ embedding_model: string | null; embedding_dimensions: number | null }>(
-            'SELECT embedding_model, embedding_dimensions FROM datasets WHERE seq = $1',
+            'SELECT embedding_model, embedding_dimensions FROM dataset_index WHERE dataset_seq = $1',
             [dataset.seq],
           )
         ).rows[0];
-      await write(dataset, ids[0], ['first'], [[0, 1, 0]]);
-      expect(await model()).toEqual({ embedding_model: null, embedding_dimensions: null });
-      await db.dataSource.transaction('READ COMMITTED', async (tx) => {
-        await index.lockDataset(tx, dataset.id);
-        await index.replaceDocumentChunks(tx, target(dataset, ids[1]), chunksOf(['second']), {
-          vectors: [[1, 0, 0]],
-          model: { name: 'model-a', dimensions: 3 },
+      const writeOf = (documentId: string, vectors: number[][], name: string, reembedding = false) =>
+        db.dataSource.transaction('READ COMMITTED', async (tx) => {
+          await index.lockDataset(tx, dataset.id);
+          await tx.query('UPDATE dataset_index SET reembedding = $2 WHERE dataset_id = $1', [
+            dataset.id,
+            reembedding,
+          ]);
+          return index.replaceDocumentChunks(tx, target(dataset, documentId), chunksOf(['text']), {
+            name,
+            dimensions: vectors[0].length,
+            vectors,
+          });
         });
-      });
+      expect(await model()).toEqual({ embedding_model: null, embedding_dimensions: null });
+      expect(await writeOf(ids[0], [[1, 0, 0]], 'model-a')).toBe('model-a');
+      expect(await model()).toEqual({ embedding_model: 'model-a', embedding_dimensions: 3 });
+      expect((await chunkRows(ids[0]))[0].embedding).toBe('[1,0,0]');
+      // Another model's vectors, or any while the dataset is re-embedded: keyword-only, the model kept.
+      expect(await writeOf(ids[1], [[0, 1, 0]], 'model-b')).toBeNull();
+      expect(await writeOf(ids[2], [[0, 0, 1]], 'model-a', true)).toBeNull();
+      expect((await chunkRows(ids[1]))[0].embedding).toBeNull();
+      expect((await chunkRows(ids[2]))[0].embedding).toBeNull();
       expect(await model()).toEqual({ embedding_model: 'model-a', embedding_dimensions: 3 });
       await expectConsistent(dataset);
     });

@@ -3,6 +3,7 @@ import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
@@ -49,7 +50,7 @@ describe('Catching up chunks without vectors', () => {
     vectors = new ChunkVectorsRepository(db.dataSource);
     const config = { databaseUrl: db.database.url } as AppConfig;
     reembed = new ReembedService(
-      new ReembedRepository(db.dataSource, config, index, vectors),
+      new ReembedRepository(db.dataSource, config, index, vectors, new IndexStateRepository()),
       vectors,
       strictMock<EmbeddingService>({}),
       new DatasetVectorIndexRepository(db.dataSource, config),
@@ -87,7 +88,10 @@ describe('Catching up chunks without vectors', () => {
       [row.seq],
     );
     const [dataset] = (
-      await db.sql.query('SELECT embedding_model, embedding_dimensions FROM datasets WHERE id = $1', [row.id])
+      await db.sql.query(
+        'SELECT embedding_model, embedding_dimensions FROM dataset_index WHERE dataset_id = $1',
+        [row.id],
+      )
     ).rows;
     return { dataset, chunks: Object.fromEntries(rows.map((r) => [r.content, r.embedding])) };
   };
@@ -102,7 +106,7 @@ describe('Catching up chunks without vectors', () => {
     const otherModel = await dataset({ model: 'other', dimensions: 2 }, [{ contents: ['d1'], vector: null }]);
     const otherDimension = await dataset({ model: 'm', dimensions: 8 }, [{ contents: ['e1'], vector: null }]);
     const reembedding = await dataset(null, [{ contents: ['f1'], vector: null }]);
-    await db.sql.query('UPDATE datasets SET reembedding = true WHERE id = $1', [reembedding.id]);
+    await db.sql.query('UPDATE dataset_index SET reembedding = true WHERE dataset_id = $1', [reembedding.id]);
     const empty = await dataset(null, []);
 
     const picked = await vectors.datasetsMissingVectors(MODEL);

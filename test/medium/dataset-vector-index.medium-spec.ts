@@ -1,16 +1,16 @@
 import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import {
   DatasetVectorIndexRepository,
   ownIndexName,
 } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
-import type { SearchReads } from 'src/modules/search/search-reads.js';
 import {
   type DatasetRow,
   indexDocument,
@@ -63,13 +63,13 @@ describe('Per-dataset vector indexes', () => {
 
   async function recorded(dataset: DatasetRow): Promise<number | null> {
     const { rows } = await db.sql.query<{ dims: number | null }>(
-      'SELECT vector_index_dimensions AS dims FROM datasets WHERE seq = $1',
+      'SELECT vector_index_dimensions AS dims FROM dataset_index WHERE dataset_seq = $1',
       [dataset.seq],
     );
     return rows[0].dims;
   }
 
-  /** The plan of the vector leg's walk of `dataset` (`SearchRepository.nearest`), as text. */
+  /** The plan of the vector leg's walk of `dataset` (`ChunkReadsRepository.nearest`), as text. */
   async function walkPlan(dataset: DatasetRow): Promise<string> {
     const client = await db.sql.connect();
     try {
@@ -82,7 +82,7 @@ describe('Per-dataset vector indexes', () => {
         plan = rows.map((row) => row['QUERY PLAN']).join('\n');
         return [];
       };
-      const repository = new SearchRepository({} as SearchReads);
+      const repository = new ChunkReadsRepository();
       await repository.nearest(explain, {
         datasetSeq: dataset.seq,
         datasetId: dataset.id,
@@ -90,7 +90,7 @@ describe('Per-dataset vector indexes', () => {
         vector: [1, 0, 0],
         candidates: 10,
         shown: 10,
-        filter: null,
+        condition: null,
         exact: false,
       });
       return plan;
@@ -155,7 +155,9 @@ describe('Per-dataset vector indexes', () => {
     const before = await validity(name);
     // What a build that failed or was interrupted leaves: the index in the catalogue, not valid.
     await db.sql.query('UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass($1)', [name]);
-    await db.sql.query('UPDATE datasets SET vector_index_dimensions = NULL WHERE seq = $1', [large.seq]);
+    await db.sql.query('UPDATE dataset_index SET vector_index_dimensions = NULL WHERE dataset_seq = $1', [
+      large.seq,
+    ]);
     expect(await validity(name)).toEqual(expect.objectContaining({ valid: false }));
 
     expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([
@@ -183,7 +185,9 @@ describe('Per-dataset vector indexes', () => {
   it('drops the index of a dataset re-embedded at another dimension, and asks for the new one', async () => {
     await indexes.build({ datasetSeq: large.seq, dimensions: DIMS });
     const old = { datasetSeq: large.seq, dimensions: DIMS };
-    await db.sql.query('UPDATE datasets SET embedding_dimensions = 4 WHERE seq = $1', [large.seq]);
+    await db.sql.query('UPDATE dataset_index SET embedding_dimensions = 4 WHERE dataset_seq = $1', [
+      large.seq,
+    ]);
 
     expect(await indexes.dropStale(large.seq)).toEqual([old]);
     expect(await validity(ownIndexName(old))).toBeNull();
@@ -200,7 +204,7 @@ describe('Per-dataset vector indexes', () => {
       embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0, 0, 0])),
     } as unknown as EmbeddingProvider;
     const reembed = new ReembedService(
-      new ReembedRepository(db.dataSource, config, chunkIndex, chunkVectors),
+      new ReembedRepository(db.dataSource, config, chunkIndex, chunkVectors, new IndexStateRepository()),
       chunkVectors,
       strictMock<EmbeddingService>({ current: () => wider }),
       indexes,

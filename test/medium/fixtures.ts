@@ -68,9 +68,12 @@ export async function insertDataset(
 ): Promise<DatasetRow> {
   const id = newId('ds');
   const { rows } = await sql.query<{ seq: string; language: string }>(
-    `INSERT INTO datasets (id, account_id, name, embedding_model, embedding_dimensions)
-     VALUES ($1, $2, $1, $3, $4) RETURNING seq::text, language::text`,
-    [id, accountId, embedding?.model ?? null, embedding?.dimensions ?? null],
+    `INSERT INTO datasets (id, account_id, name) VALUES ($1, $2, $1) RETURNING seq::text, language::text`,
+    [id, accountId],
+  );
+  await sql.query(
+    `INSERT INTO dataset_index (dataset_seq, dataset_id, embedding_model, embedding_dimensions) VALUES ($1, $2, $3, $4)`,
+    [rows[0].seq, id, embedding?.model ?? null, embedding?.dimensions ?? null],
   );
   return { id, ...rows[0] };
 }
@@ -107,19 +110,33 @@ export function chunksOf(contents: string[]): IndexedChunk[] {
   });
 }
 
-/** Writes a document's chunks (`replaceDocumentChunks`) in a transaction of its own, as ingestion does. */
+/**
+ * Writes a document's chunks (`replaceDocumentChunks`) in a transaction of its own, as ingestion does;
+ * `vectors` are of the dataset's model (`FIXTURE_MODEL` when it has none yet).
+ */
 export function indexDocument(
   dataSource: DataSource,
   index: ChunkIndexRepository,
   into: IndexTarget,
   contents: string[],
   vectors: number[][] | null = null,
-): Promise<void> {
+): Promise<string | null> {
   return dataSource.transaction('READ COMMITTED', async (tx) => {
     await index.lockDataset(tx, into.datasetId);
-    await index.replaceDocumentChunks(tx, into, chunksOf(contents), vectors && { vectors });
+    const [state] = await tx.query<{ name: string | null; dimensions: number | null }[]>(
+      'SELECT embedding_model AS name, embedding_dimensions AS dimensions FROM dataset_index WHERE dataset_id = $1',
+      [into.datasetId],
+    );
+    const model = vectors && {
+      name: state?.name ?? FIXTURE_MODEL,
+      dimensions: state?.dimensions ?? vectors[0]?.length ?? 0,
+    };
+    return index.replaceDocumentChunks(tx, into, chunksOf(contents), model && { ...model, vectors: vectors });
   });
 }
+
+/** The model of the vectors `indexDocument` writes into a dataset that has none yet. */
+export const FIXTURE_MODEL = 'fixture-model';
 
 /** A dataset's BM25 statistics: its totals and each term's document frequency, by term. */
 export interface Statistics {
@@ -128,10 +145,10 @@ export interface Statistics {
   df: Record<string, number>;
 }
 
-/** The statistics as stored: the dataset's row and `term_stats`. */
+/** The statistics as stored: the dataset's index state and `term_stats`. */
 export async function storedStatistics(sql: pg.Pool, datasetSeq: string): Promise<Statistics> {
   const { rows: datasets } = await sql.query<{ chunks: number; length: number }>(
-    `SELECT chunk_count::float8 AS chunks, total_chunk_length::float8 AS length FROM datasets WHERE seq = $1`,
+    `SELECT chunk_count::float8 AS chunks, total_chunk_length::float8 AS length FROM dataset_index WHERE dataset_seq = $1`,
     [datasetSeq],
   );
   const { rows: terms } = await sql.query<{ term: string; df: number }>(

@@ -1,9 +1,9 @@
 import type { AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
-import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
+import { documentCondition, parseFilters } from 'src/modules/search/filters.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import {
@@ -36,7 +36,9 @@ describe('Search reads', () => {
   let db: MediumDatabase;
   let search: SearchPool;
   let reads: SearchReads;
-  let repository: SearchRepository;
+  const repository = new ChunkReadsRepository();
+  /** The filters as the index's reads take them. */
+  const where = (filters: unknown) => documentCondition(parseFilters(filters));
   const postings = new PostingsRepository();
   let main: DatasetRow;
   let other: DatasetRow;
@@ -69,7 +71,6 @@ describe('Search reads', () => {
     const config = { databaseUrl: db.database.url, search: { timeoutMs: 10_000, poolSize: 2 } } as AppConfig;
     search = new SearchPool(config, { warn: () => undefined } as never);
     reads = new SearchReads(search, config);
-    repository = new SearchRepository(reads);
     const index = new ChunkIndexRepository(db.dataSource);
     await index.ensureVectorIndex(3);
 
@@ -257,24 +258,28 @@ describe('Search reads', () => {
     });
   });
 
-  describe('SearchRepository.chunks', () => {
+  describe('ChunkReadsRepository.chunks', () => {
     it("gives the dataset's chunks asked for, with their documents' metadata, by seq", async () => {
-      const rows = await repository.chunks(main.seq, [chunks.a0.seq, chunks.b1.seq, chunks.e0.seq]);
+      const rows = await repository.chunks(reads.statements(), main.seq, [
+        chunks.a0.seq,
+        chunks.b1.seq,
+        chunks.e0.seq,
+      ]);
       expect(rows).toEqual(
         new Map([
           [chunks.a0.seq, fullRow('a0', 'A')],
           [chunks.b1.seq, fullRow('b1', 'B')],
         ]),
       );
-      expect(await repository.chunks(main.seq, [])).toEqual(new Map());
+      expect(await repository.chunks(reads.statements(), main.seq, [])).toEqual(new Map());
     });
   });
 
-  describe('SearchRepository.passing', () => {
+  describe('ChunkReadsRepository.passing', () => {
     /** b1, c0, a0, b0, a1: c0's document is not ready. */
     const ranked = () => ['b1', 'c0', 'a0', 'b0', 'a1'].map(seq);
     const passing = (limit: number, filters?: unknown) =>
-      repository.passing(reads.statements(), ranked(), limit, parseFilters(filters));
+      repository.passing(reads.statements(), ranked(), limit, where(filters));
     const names = (rows: { seq: string; rank: number }[]) =>
       rows.map(({ seq: s, rank }) => [Object.keys(chunks).find((name) => chunks[name].seq === s), rank]);
 
@@ -317,15 +322,15 @@ describe('Search reads', () => {
     });
   });
 
-  describe('SearchRepository.nearest', () => {
-    const query = (overrides: Partial<Parameters<SearchRepository['nearest']>[1]> = {}) => ({
+  describe('ChunkReadsRepository.nearest', () => {
+    const query = (overrides: Partial<Parameters<ChunkReadsRepository['nearest']>[1]> = {}) => ({
       datasetSeq: main.seq,
       datasetId: main.id,
       model: MODEL,
       vector: QUERY,
       candidates: 10,
       shown: 2,
-      filter: null as ParsedFilter | null,
+      condition: null as ReturnType<typeof where> | null,
       exact: true,
       ...overrides,
     });
@@ -408,17 +413,17 @@ describe('Search reads', () => {
     it.each([true, false])(
       'gives only chunks of the documents passing the filter (exact: %s)',
       async (exact) => {
-        const filtered = await nearestWithPlans({ exact, filter: parseFilters({ category: 'guide' }) });
+        const filtered = await nearestWithPlans({ exact, condition: where({ category: 'guide' }) });
         expect(named(filtered.hits)).toEqual(['a0', 'a1']);
-        const either = parseFilters({ $or: [{ tags: 'biology' }, { year: 2020 }] });
-        expect(named((await nearestWithPlans({ exact, filter: either })).hits)).toEqual([
+        const either = where({ $or: [{ tags: 'biology' }, { year: 2020 }] });
+        expect(named((await nearestWithPlans({ exact, condition: either })).hits)).toEqual([
           'a0',
           'b0',
           'a1',
           'b1',
         ]);
-        const none = parseFilters({ tags: 'chemistry' });
-        expect(named((await nearestWithPlans({ exact, filter: none })).hits)).toEqual([]);
+        const none = where({ tags: 'chemistry' });
+        expect(named((await nearestWithPlans({ exact, condition: none })).hits)).toEqual([]);
         // Walking, each chunk's document is looked up as the walk passes it (a subplan under the
         // index scan), never joined: a join would sort what a whole walk found.
         const plan = filtered.plans[0];
@@ -437,8 +442,8 @@ describe('Search reads', () => {
 
     it('gives nothing while the dataset is being re-embedded', async () => {
       await withChange(
-        'UPDATE datasets SET reembedding = true WHERE seq = $1',
-        'UPDATE datasets SET reembedding = false WHERE seq = $1',
+        'UPDATE dataset_index SET reembedding = true WHERE dataset_seq = $1',
+        'UPDATE dataset_index SET reembedding = false WHERE dataset_seq = $1',
         [main.seq],
         async () => {
           expect(await repository.nearest(reads.statements(), query())).toEqual([]);
@@ -457,9 +462,10 @@ describe('Search reads', () => {
     });
   });
 
-  describe('SearchRepository.passingDocuments', () => {
+  describe('ChunkReadsRepository.passingDocuments', () => {
     it("counts the dataset's ready documents passing the filter, and their chunks", async () => {
-      const passing = (filters: object) => repository.passingDocuments(main.id, parseFilters(filters));
+      const passing = (filters: object) =>
+        repository.passingDocuments(reads.statements(), main.id, where(filters));
       // C is a guide too, but still processing.
       expect(await passing({ category: 'guide' })).toEqual({ documents: 1, chunks: 2 });
       expect(await passing({ year: { $gte: 2021 } })).toEqual({ documents: 1, chunks: 2 });
@@ -468,17 +474,19 @@ describe('Search reads', () => {
         chunks: 4,
       });
       expect(await passing({ tags: 'chemistry' })).toEqual({ documents: 0, chunks: 0 });
-      expect(await repository.passingDocuments(other.id, parseFilters({ category: 'guide' }))).toEqual({
+      expect(
+        await repository.passingDocuments(reads.statements(), other.id, where({ category: 'guide' })),
+      ).toEqual({
         documents: 0,
         chunks: 0,
       });
     });
   });
 
-  describe('SearchRepository.passingChunks', () => {
+  describe('ChunkReadsRepository.passingChunks', () => {
     it("gives the chunks of the dataset's ready documents passing the filter, up to a bound", async () => {
       const passing = (filters: object, max = 10) =>
-        repository.passingChunks(reads.statements(), main.id, parseFilters(filters), max);
+        repository.passingChunks(reads.statements(), main.id, where(filters), max);
       const seqs = (...names: string[]) => new Set(names.map((name) => Number(chunks[name].seq)));
       // c0's document is a guide too, but still processing.
       expect(await passing({ category: 'guide' })).toEqual(seqs('a0', 'a1'));
@@ -490,16 +498,16 @@ describe('Search reads', () => {
       expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] }, 3)).toBeNull();
       expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] }, 4)).toHaveProperty('size', 4);
       expect(
-        await repository.passingChunks(reads.statements(), other.id, parseFilters({ category: 'guide' }), 10),
+        await repository.passingChunks(reads.statements(), other.id, where({ category: 'guide' }), 10),
       ).toEqual(new Set());
     });
   });
 
-  describe('SearchRepository.indexedChunks', () => {
+  describe('ChunkReadsRepository.indexedChunks', () => {
     it('counts the chunks of every dataset embedded at the dimension', async () => {
-      expect(await repository.indexedChunks(3)).toBe(6);
-      expect(await repository.indexedChunks(4)).toBe(1);
-      expect(await repository.indexedChunks(384)).toBe(0);
+      expect(await repository.indexedChunks(reads.statements(), 3)).toBe(6);
+      expect(await repository.indexedChunks(reads.statements(), 4)).toBe(1);
+      expect(await repository.indexedChunks(reads.statements(), 384)).toBe(0);
     });
   });
 });

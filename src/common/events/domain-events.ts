@@ -49,19 +49,20 @@ export type DomainEventName = keyof DomainEventMap;
 @Injectable()
 export class EventOutbox {
   /**
-   * Records an event in `tx`. Its account is its dataset's, read in the same statement (so the dataset
-   * must still exist: record `dataset.deleted` before the delete). The resource whose events keep
-   * their order is the document for document events, else the dataset.
+   * Records an event of `accountId`'s in `tx`. The resource whose events keep their order is the
+   * document for document events, else the dataset.
    */
-  async record<K extends DomainEventName>(tx: Tx, name: K, data: DomainEventMap[K]): Promise<void> {
+  async record<K extends DomainEventName>(
+    tx: Tx,
+    accountId: string,
+    name: K,
+    data: DomainEventMap[K],
+  ): Promise<void> {
     const resourceId = 'document_id' in data ? data.document_id : data.dataset_id;
-    const recorded = await tx.query<{ id: string }[]>(
-      `INSERT INTO events (id, account_id, event, resource_id, data)
-       SELECT $1, account_id, $2, $3, $4 FROM datasets WHERE id = $5 RETURNING id`,
-      [newId('evt'), name, resourceId, data, data.dataset_id],
+    await tx.query(
+      `INSERT INTO events (id, account_id, event, resource_id, data) VALUES ($1, $2, $3, $4, $5)`,
+      [newId('evt'), accountId, name, resourceId, data],
     );
-    // An event with no account would be lost silently; failing rolls the change back with it.
-    if (recorded.length !== 1) throw new Error(`${name}: dataset ${data.dataset_id} not found to record it`);
   }
 }
 

@@ -5,6 +5,8 @@ import { toSql } from 'pgvector';
 import { DataSource } from 'typeorm';
 import { newId } from 'src/common/ids/ids.js';
 import type { Tx } from 'src/database/transaction.js';
+import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import type { IndexState } from 'src/modules/chunk-index/index-state.repository.js';
 import { changedLexemeSource, lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 
 /** A chunk as the index stores it: its text and where it stands in its document. */
@@ -82,7 +84,7 @@ const INSERT_CHUNKS = `WITH input AS (
 
 /**
  * The search index's writes: chunks with their vectors, BM25 postings (`chunk_terms`), the terms'
- * document frequencies (`term_stats`) and the dataset's totals, always changed together in the
+ * document frequencies (`term_stats`) and the dataset's totals (`dataset_index`), always changed together in the
  * caller's transaction, under the dataset's chunk lock (`lockDataset`), so that the statistics stay
  * exact. Nothing else writes these tables but `ChunkVectorsRepository`, which writes only the vectors of
  * chunks indexed earlier, under the same lock.
@@ -106,27 +108,37 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Writes a document's chunks, their vectors (when given, one per chunk) and postings in place of
-   * those of an earlier run, and adjusts the dataset's statistics by the difference. `vectors.model`,
-   * when given, is recorded as the dataset's embedding model (its first embedded document's). The
-   * caller holds the dataset's chunk lock.
+   * Writes a document's chunks, their vectors (when given, one per chunk, of `embeddings.model`) and
+   * postings in place of those of an earlier run, and adjusts the dataset's statistics by the
+   * difference. A dataset keeps the vectors of one model: the vectors are written when they are of the
+   * dataset's model, or when it has none yet (the model becomes its own); otherwise, or while the
+   * dataset is being re-embedded (which embeds them at its end), the chunks are indexed keyword-only.
+   * Returns the model of the vectors written, or null. The caller holds the dataset's chunk lock.
    */
   async replaceDocumentChunks(
     tx: Tx,
     target: IndexTarget,
     chunks: IndexedChunk[],
-    vectors: { vectors: number[][]; model?: { name: string; dimensions: number } } | null,
-  ): Promise<void> {
+    embeddings: (VectorModel & { vectors: number[][] }) | null,
+  ): Promise<string | null> {
+    const [state] = await tx.query<
+      Pick<IndexState, 'embeddingModel' | 'embeddingDimensions' | 'reembedding'>[]
+    >(
+      `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions", reembedding
+         FROM dataset_index WHERE dataset_id = $1`,
+      [target.datasetId],
+    );
+    const accepted = embeddings !== null && state !== undefined && acceptsVectors(state, embeddings);
     const previous = await this.deleteDocumentChunks(tx, target.documentId);
-    const length = await this.insertChunks(tx, target, chunks, vectors?.vectors ?? null);
-    if (vectors?.model) {
-      await tx.query(`UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1`, [
-        target.datasetId,
-        vectors.model.name,
-        vectors.model.dimensions,
-      ]);
+    const length = await this.insertChunks(tx, target, chunks, accepted ? embeddings.vectors : null);
+    if (accepted && state.embeddingModel === null) {
+      await tx.query(
+        `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1`,
+        [target.datasetId, embeddings.name, embeddings.dimensions],
+      );
     }
     await this.adjustTotals(tx, target.datasetId, chunks.length - previous.chunks, length - previous.length);
+    return accepted ? embeddings.name : null;
   }
 
   /**
@@ -186,11 +198,12 @@ export class ChunkIndexRepository {
     return removed;
   }
 
-  /** BM25's N and total chunk length, which live on the dataset row. */
+  /** BM25's N and total chunk length, in the dataset's index state. */
   private async adjustTotals(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
     if (chunks === 0 && totalLength === 0) return;
     await tx.query(
-      `UPDATE datasets SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3 WHERE id = $1`,
+      `UPDATE dataset_index SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3
+        WHERE dataset_id = $1`,
       [datasetId, chunks, totalLength],
     );
   }
@@ -231,6 +244,16 @@ export class ChunkIndexRepository {
     }
     return total;
   }
+}
+
+/** Whether a dataset in `state` takes vectors of `model` (`replaceDocumentChunks`). */
+function acceptsVectors(
+  state: Pick<IndexState, 'embeddingModel' | 'embeddingDimensions' | 'reembedding'>,
+  model: VectorModel,
+): boolean {
+  if (state.reembedding) return false;
+  if (state.embeddingModel === null) return true;
+  return state.embeddingModel === model.name && state.embeddingDimensions === model.dimensions;
 }
 
 /**

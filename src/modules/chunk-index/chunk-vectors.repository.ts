@@ -54,11 +54,11 @@ export class ChunkVectorsRepository {
    */
   async datasetsMissingVectors(model: VectorModel): Promise<string[]> {
     const rows = await this.db.query<{ id: string }[]>(
-      `SELECT d.id FROM datasets d
-        WHERE NOT d.reembedding AND d.chunk_count > 0
-          AND (d.embedding_model IS NULL OR (d.embedding_model = $1 AND d.embedding_dimensions = $2))
-          AND EXISTS (SELECT FROM chunks c WHERE c.dataset_seq = d.seq AND c.embedding IS NULL)
-        ORDER BY d.seq`,
+      `SELECT i.dataset_id AS id FROM dataset_index i
+        WHERE NOT i.reembedding AND i.chunk_count > 0
+          AND (i.embedding_model IS NULL OR (i.embedding_model = $1 AND i.embedding_dimensions = $2))
+          AND EXISTS (SELECT FROM chunks c WHERE c.dataset_seq = i.dataset_seq AND c.embedding IS NULL)
+        ORDER BY i.dataset_seq`,
       [model.name, model.dimensions],
     );
     return rows.map((row) => row.id);
@@ -66,13 +66,14 @@ export class ChunkVectorsRepository {
 
   /** Takes the dataset out of vector search while it is re-embedded: new chunks come without vectors. */
   async startReembedding(tx: Tx, datasetId: string): Promise<void> {
-    await tx.query('UPDATE datasets SET reembedding = true WHERE id = $1', [datasetId]);
+    await tx.query('UPDATE dataset_index SET reembedding = true WHERE dataset_id = $1', [datasetId]);
   }
 
   /** Records the model the dataset's vectors are now of, and puts it back into vector search. */
   async finishReembedding(tx: Tx, datasetId: string, model: VectorModel): Promise<void> {
     await tx.query(
-      'UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3, reembedding = false WHERE id = $1',
+      `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3, reembedding = false
+        WHERE dataset_id = $1`,
       [datasetId, model.name, model.dimensions],
     );
   }
@@ -102,14 +103,15 @@ export class ChunkVectorsRepository {
   ): Promise<boolean> {
     const [dataset] = await tx.query<
       { embedding_model: string | null; embedding_dimensions: number | null; reembedding: boolean }[]
-    >('SELECT embedding_model, embedding_dimensions, reembedding FROM datasets WHERE id = $1', [datasetId]);
+    >('SELECT embedding_model, embedding_dimensions, reembedding FROM dataset_index WHERE dataset_id = $1', [
+      datasetId,
+    ]);
     if (!dataset || dataset.reembedding) return false;
     if (dataset.embedding_model === null) {
-      await tx.query('UPDATE datasets SET embedding_model = $2, embedding_dimensions = $3 WHERE id = $1', [
-        datasetId,
-        model.name,
-        model.dimensions,
-      ]);
+      await tx.query(
+        'UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1',
+        [datasetId, model.name, model.dimensions],
+      );
     } else if (dataset.embedding_model !== model.name || dataset.embedding_dimensions !== model.dimensions) {
       return false;
     }

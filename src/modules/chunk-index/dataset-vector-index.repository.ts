@@ -25,7 +25,7 @@ const BUILD_LOCK = `hashtextextended('dataset vector index build', 0)`;
  * ensureVectorIndex`), restricted to one dataset's chunks, which the planner picks for a search of
  * that dataset. Built and dropped with `CONCURRENTLY`, so that writes to `chunks` never wait for them,
  * on a session of its own outside the pool (a build can take minutes, and runs outside any
- * transaction). The dataset's `vector_index_dimensions` records a built, valid index.
+ * transaction). The index state's `vector_index_dimensions` records a built, valid index.
  */
 @Injectable()
 export class DatasetVectorIndexRepository {
@@ -44,11 +44,11 @@ export class DatasetVectorIndexRepository {
    */
   async lacking(minChunks: number, datasetId?: string): Promise<DatasetVectorIndex[]> {
     const rows = await this.db.query<{ seq: string; dimensions: number }[]>(
-      `SELECT seq, embedding_dimensions AS dimensions FROM datasets
+      `SELECT dataset_seq AS seq, embedding_dimensions AS dimensions FROM dataset_index
         WHERE chunk_count >= $1 AND embedding_dimensions IS NOT NULL AND NOT reembedding
           AND vector_index_dimensions IS DISTINCT FROM embedding_dimensions
-          AND ($2::text IS NULL OR id = $2)
-        ORDER BY seq`,
+          AND ($2::text IS NULL OR dataset_id = $2)
+        ORDER BY dataset_seq`,
       [minChunks, datasetId ?? null],
     );
     return rows.map((row) => ({ datasetSeq: row.seq, dimensions: row.dimensions }));
@@ -72,7 +72,8 @@ export class DatasetVectorIndexRepository {
     const mine = indexes.filter((index) => datasetSeq === undefined || index.datasetSeq === datasetSeq);
     if (mine.length === 0) return [];
     const live = await this.db.query<{ seq: string; dimensions: number | null }[]>(
-      `SELECT seq, embedding_dimensions AS dimensions FROM datasets WHERE seq = ANY($1::bigint[])`,
+      `SELECT dataset_seq AS seq, embedding_dimensions AS dimensions FROM dataset_index
+        WHERE dataset_seq = ANY($1::bigint[])`,
       [mine.map((index) => index.datasetSeq)],
     );
     const current = new Map(live.map((row) => [row.seq, row.dimensions]));
@@ -96,7 +97,7 @@ export class DatasetVectorIndexRepository {
       if (rows[0] && !rows[0].valid) await session.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
       const { dimensions, datasetSeq } = index;
       const wanted = await session.query(
-        `SELECT FROM datasets WHERE seq = $1 AND embedding_dimensions = $2`,
+        `SELECT FROM dataset_index WHERE dataset_seq = $1 AND embedding_dimensions = $2`,
         [datasetSeq, dimensions],
       );
       if (wanted.rowCount === 0) return false;
@@ -110,7 +111,7 @@ export class DatasetVectorIndexRepository {
            WHERE vector_dims(embedding) = ${dimensions} AND dataset_seq = ${BigInt(datasetSeq)}`,
       );
       const recorded = await session.query(
-        `UPDATE datasets SET vector_index_dimensions = $2 WHERE seq = $1 AND embedding_dimensions = $2`,
+        `UPDATE dataset_index SET vector_index_dimensions = $2 WHERE dataset_seq = $1 AND embedding_dimensions = $2`,
         [datasetSeq, dimensions],
       );
       if (recorded.rowCount === 0) await session.query(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);

@@ -45,11 +45,11 @@ export class PostingsRepository {
    */
   queryTerms(read: Read, datasetSeq: string, language: string, query: string): Promise<QueryTerm[]> {
     return read<QueryTerm>(
-      `SELECT q.term, t.version::text AS version, d.chunk_count::float8 AS n, d.total_chunk_length::float8 AS total
-         FROM datasets d
+      `SELECT q.term, t.version::text AS version, i.chunk_count::float8 AS n, i.total_chunk_length::float8 AS total
+         FROM dataset_index i
         CROSS JOIN unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))) AS q(term)
-         LEFT JOIN term_stats t ON t.dataset_seq = d.seq AND t.term = q.term AND t.df > 0
-        WHERE d.seq = $1
+         LEFT JOIN term_stats t ON t.dataset_seq = i.dataset_seq AND t.term = q.term AND t.df > 0
+        WHERE i.dataset_seq = $1
         ORDER BY q.term`,
       [datasetSeq, language, lexemeSource(query)],
     );

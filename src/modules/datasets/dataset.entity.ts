@@ -33,24 +33,6 @@ export class DatasetEntity {
   @Column('text')
   language!: string;
 
-  @Column('text', { name: 'embedding_model', nullable: true })
-  embeddingModel!: string | null;
-
-  @Column('integer', { name: 'embedding_dimensions', nullable: true })
-  embeddingDimensions!: number | null;
-
-  /** The dimension of the dataset's own HNSW index, once built (docs/search.md, per-dataset indexes). */
-  @Column('integer', { name: 'vector_index_dimensions', nullable: true })
-  vectorIndexDimensions!: number | null;
-
-  /** Being re-embedded: left out of vector search until every vector is of the new model. */
-  @Column('boolean')
-  reembedding!: boolean;
-
-  /** BM25's N: chunks of the dataset (bigint, read as a string). */
-  @Column('bigint', { name: 'chunk_count' })
-  chunkCount!: string;
-
   @Column('timestamptz', { name: 'created_at' })
   createdAt!: Date;
 

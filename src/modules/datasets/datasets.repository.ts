@@ -72,6 +72,21 @@ export class DatasetsRepository implements DatasetDirectory {
     return repository.findOneByOrFail({ id: dataset.id });
   }
 
+  /**
+   * What a dataset's documents are indexed with and whose events they are: its key in the index, its
+   * text search configuration, its account; null when it is gone.
+   */
+  async indexTarget(
+    tx: Tx,
+    datasetId: string,
+  ): Promise<{ seq: string; language: string; accountId: string } | null> {
+    const [row] = await tx.query<{ seq: string; language: string; accountId: string }[]>(
+      `SELECT seq, language::text AS language, account_id AS "accountId" FROM datasets WHERE id = $1`,
+      [datasetId],
+    );
+    return row ?? null;
+  }
+
   /** A dataset the caller may read: its own, or any public one. */
   async findReadable(datasetId: string, accountId: string | null): Promise<DatasetEntity | null> {
     const [dataset] = await this.db.query<DatasetEntity[]>(

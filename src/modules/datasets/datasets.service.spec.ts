@@ -9,6 +9,7 @@ import type { EventOutbox } from 'src/common/events/domain-events.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import type { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import { pino } from 'pino';
 
 const caller: AccountPrincipal = {
@@ -25,10 +26,12 @@ const tx = {} as Tx;
 const transactions = strictMock<TransactionRunner>({ run: (work) => work(tx) });
 const noChunkIndex = strictMock<ChunkIndexRepository>({});
 const noVectorIndexes = strictMock<DatasetVectorIndexRepository>({});
+/** The index state a new dataset gets, made in its transaction. */
+const indexState = strictMock<IndexStateRepository>({ create: () => Promise.resolve() });
 const silent = pino({ level: 'silent' });
 const recorded: [string, unknown][] = [];
 const outbox = strictMock<EventOutbox>({
-  record: (_tx, name, data) => {
+  record: (_tx, _accountId, name, data) => {
     recorded.push([name, data]);
     return Promise.resolve();
   },
@@ -45,11 +48,6 @@ function dataset(overrides: Partial<DatasetEntity> = {}): DatasetEntity {
     documentCount: 0,
     seq: '1',
     language: 'english',
-    embeddingModel: null,
-    embeddingDimensions: null,
-    vectorIndexDimensions: null,
-    reembedding: false,
-    chunkCount: '0',
     createdAt: new Date(),
     updatedAt: new Date(),
     ...overrides,
@@ -75,12 +73,17 @@ describe('DatasetsService', () => {
       insert,
     });
     const error = await rejection(
-      new DatasetsService(repository, transactions, noChunkIndex, outbox, noVectorIndexes, silent).create(
-        caller,
-        {
-          name: 'One more',
-        },
-      ),
+      new DatasetsService(
+        repository,
+        transactions,
+        noChunkIndex,
+        outbox,
+        noVectorIndexes,
+        indexState,
+        silent,
+      ).create(caller, {
+        name: 'One more',
+      }),
     );
     expect(error.code).toBe('dataset_limit_reached');
     expect(lockAccount).toHaveBeenCalledWith(tx, 'acc_me');
@@ -94,12 +97,17 @@ describe('DatasetsService', () => {
       countForAccount: () => Promise.resolve(0),
       insert,
     });
-    await new DatasetsService(repository, transactions, noChunkIndex, outbox, noVectorIndexes, silent).create(
-      caller,
-      {
-        name: 'Docs',
-      },
-    );
+    await new DatasetsService(
+      repository,
+      transactions,
+      noChunkIndex,
+      outbox,
+      noVectorIndexes,
+      indexState,
+      silent,
+    ).create(caller, {
+      name: 'Docs',
+    });
     expect(insert).toHaveBeenCalledWith(tx, {
       id: expect.stringMatching(/^ds_/),
       accountId: 'acc_me',
@@ -129,6 +137,7 @@ describe('DatasetsService', () => {
       noChunkIndex,
       outbox,
       noVectorIndexes,
+      indexState,
       silent,
     );
     expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
@@ -145,6 +154,7 @@ describe('DatasetsService', () => {
       noChunkIndex,
       outbox,
       noVectorIndexes,
+      indexState,
       silent,
     );
 
@@ -170,6 +180,7 @@ describe('DatasetsService', () => {
       noChunkIndex,
       outbox,
       noVectorIndexes,
+      indexState,
       silent,
     );
     const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));

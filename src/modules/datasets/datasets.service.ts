@@ -11,6 +11,7 @@ import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DATASETS_PER_ACCOUNT, DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
@@ -28,6 +29,7 @@ export class DatasetsService {
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly events: EventOutbox,
     private readonly vectorIndexes: DatasetVectorIndexRepository,
+    private readonly indexState: IndexStateRepository,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -48,7 +50,8 @@ export class DatasetsService {
         metadata: input.metadata ?? {},
         language: input.language ?? 'english',
       });
-      await this.events.record(tx, 'dataset.created', {
+      await this.indexState.create(tx, dataset);
+      await this.events.record(tx, caller.accountId, 'dataset.created', {
         dataset_id: dataset.id,
         name: dataset.name,
         description: dataset.description,
@@ -96,7 +99,7 @@ export class DatasetsService {
       const updated = await this.datasets.update(tx, dataset, changes);
       const changed = changedFields(dataset, updated);
       if (Object.keys(changed).length > 0) {
-        await this.events.record(tx, 'dataset.updated', {
+        await this.events.record(tx, caller.accountId, 'dataset.updated', {
           dataset_id: dataset.id,
           changes: changed,
           updated_by: actorOf(caller),
@@ -114,8 +117,7 @@ export class DatasetsService {
   async delete(caller: AccountPrincipal, datasetId: string): Promise<void> {
     const seq = await this.transactions.run(async (tx) => {
       const dataset = await this.findOwnedForChunkChanges(tx, caller, datasetId); // its chunks go too
-      // Recorded first: the event's account is read from the dataset's row.
-      await this.events.record(tx, 'dataset.deleted', {
+      await this.events.record(tx, caller.accountId, 'dataset.deleted', {
         dataset_id: dataset.id,
         document_count: dataset.documentCount,
         deleted_by: actorOf(caller),

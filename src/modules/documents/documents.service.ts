@@ -97,7 +97,7 @@ export class DocumentsService {
         upload.content,
       );
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, 1);
-      await this.events.record(tx, 'document.uploaded', {
+      await this.events.record(tx, dataset.accountId, 'document.uploaded', {
         document_id: created.id,
         dataset_id: created.datasetId,
         filename: created.filename,
@@ -141,7 +141,7 @@ export class DocumentsService {
       await this.chunkIndex.removeDocumentChunks(tx, dataset.id, document.id);
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
-      await this.events.record(tx, 'document.deleted', {
+      await this.events.record(tx, dataset.accountId, 'document.deleted', {
         document_id: document.id,
         dataset_id: dataset.id,
         deleted_by: actorOf(caller),

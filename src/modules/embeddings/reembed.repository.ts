@@ -3,12 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { readOn } from 'src/database/read.js';
 import type { Tx } from 'src/database/transaction.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import {
   ChunkVectorsRepository,
   type VectorModel,
 } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 
 /** A run's hold on a dataset's re-embedding lock: the database session that holds it. */
 export interface ReembeddingLock {
@@ -33,14 +35,12 @@ export class ReembedRepository {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly chunkVectors: ChunkVectorsRepository,
+    private readonly indexState: IndexStateRepository,
   ) {}
 
   /** The dataset's internal key, or null when there is no such dataset. */
-  async datasetSeq(datasetId: string): Promise<string | null> {
-    const [row] = await this.db.query<{ seq: string }[]>('SELECT seq FROM datasets WHERE id = $1', [
-      datasetId,
-    ]);
-    return row?.seq ?? null;
+  datasetSeq(datasetId: string): Promise<string | null> {
+    return this.indexState.seqOf(readOn(this.db), datasetId);
   }
 
   /**

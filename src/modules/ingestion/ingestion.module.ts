@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
+import { DatasetStoreModule } from 'src/modules/datasets/dataset-store.module.js';
 import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
@@ -19,7 +20,13 @@ import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.serv
  * Imported only where documents are processed: ROLE `all` (default) or `worker`.
  */
 @Module({
-  imports: [ChunkIndexModule, DocumentStoreModule, IngestionQueueModule, EmbeddingsModule],
+  imports: [
+    ChunkIndexModule,
+    DatasetStoreModule,
+    DocumentStoreModule,
+    IngestionQueueModule,
+    EmbeddingsModule,
+  ],
   providers: [
     IngestionRepository,
     IngestionService,

@@ -3,6 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventOutbox, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
 import { ChunkIndexRepository, type IndexedChunk } from 'src/modules/chunk-index/chunk-index.repository.js';
+import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.repository.js';
+import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 
 /**
@@ -14,6 +16,7 @@ export class IngestionRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly chunkIndex: ChunkIndexRepository,
+    private readonly datasets: DatasetsRepository,
     private readonly documents: DocumentsRepository,
     private readonly events: EventOutbox,
   ) {}
@@ -31,54 +34,32 @@ export class IngestionRepository {
     run: Run,
     datasetId: string,
     chunks: IndexedChunk[],
-    embeddings: { model: string; dimensions: number; vectors: number[][] } | null,
+    embeddings: (VectorModel & { vectors: number[][] }) | null,
   ): Promise<number | null> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
       // The planner finds a large document's statements costly enough for JIT compilation, which they
       // never repay (docs/ingestion.md).
       await tx.query('SET LOCAL jit = off');
       await this.chunkIndex.lockDataset(tx, datasetId);
-      const [dataset] = await tx.query<
-        {
-          seq: string;
-          language: string;
-          embedding_model: string | null;
-          embedding_dimensions: number | null;
-          reembedding: boolean;
-        }[]
-      >(
-        `SELECT seq, language::text AS language, embedding_model, embedding_dimensions, reembedding
-           FROM datasets WHERE id = $1`,
-        [datasetId],
-      );
+      const dataset = await this.datasets.indexTarget(tx, datasetId);
       if (!dataset) return null;
       if (!(await this.documents.lockRun(tx, run))) return null;
-
-      const accepted = embeddings !== null && this.acceptsEmbeddings(dataset, embeddings);
-      await this.chunkIndex.replaceDocumentChunks(
+      const model = await this.chunkIndex.replaceDocumentChunks(
         tx,
         { datasetId, datasetSeq: dataset.seq, language: dataset.language, documentId: run.documentId },
         chunks,
-        accepted
-          ? {
-              vectors: embeddings.vectors,
-              model:
-                dataset.embedding_model === null
-                  ? { name: embeddings.model, dimensions: embeddings.dimensions }
-                  : undefined,
-            }
-          : null,
+        embeddings,
       );
       const elapsed = await this.documents.markReady(tx, run, chunks.length);
       if (elapsed === null) return null;
-      await this.events.record(tx, 'document.processed', {
+      await this.events.record(tx, dataset.accountId, 'document.processed', {
         document_id: run.documentId,
         dataset_id: datasetId,
         chunks_created: chunks.length,
         processing_time_ms: elapsed,
         status: 'ready',
         // The model of the document's vectors: none when it was indexed keyword-only.
-        embedding_model: accepted ? embeddings.model : null,
+        embedding_model: model,
       });
       return elapsed;
     });
@@ -91,8 +72,9 @@ export class IngestionRepository {
   fail(run: Run, error: ProcessingErrorPayload): Promise<string | null> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
       const datasetId = await this.documents.fail(tx, run, error);
-      if (datasetId) {
-        await this.events.record(tx, 'document.processing_failed', {
+      const dataset = datasetId && (await this.datasets.indexTarget(tx, datasetId));
+      if (datasetId && dataset) {
+        await this.events.record(tx, dataset.accountId, 'document.processing_failed', {
           document_id: run.documentId,
           dataset_id: datasetId,
           error,
@@ -100,20 +82,5 @@ export class IngestionRepository {
       }
       return datasetId;
     });
-  }
-
-  /**
-   * A dataset keeps the vectors of one model: a document embedded by another, or indexed while the
-   * dataset is being re-embedded (the command embeds it at the end), is indexed keyword-only.
-   */
-  private acceptsEmbeddings(
-    dataset: { embedding_model: string | null; embedding_dimensions: number | null; reembedding: boolean },
-    embeddings: { model: string; dimensions: number },
-  ): boolean {
-    if (dataset.reembedding) return false;
-    if (dataset.embedding_model === null) return true;
-    return (
-      dataset.embedding_model === embeddings.model && dataset.embedding_dimensions === embeddings.dimensions
-    );
   }
 }

@@ -89,7 +89,7 @@ describe('IngestionService.process', () => {
       run,
       'ds_1',
       [expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' })],
-      { model: 'm', dimensions: 2, vectors: [[1, 0]] },
+      { name: 'm', dimensions: 2, vectors: [[1, 0]] },
     );
   });
 

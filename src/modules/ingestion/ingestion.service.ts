@@ -52,7 +52,7 @@ export class IngestionService {
       if (provider) {
         await this.documents.setProgress(run, 'embedding', STAGE_START.embedding);
         const vectors = await provider.embedPassages(chunks.map((chunk) => chunk.content));
-        embeddings = { model: provider.model, dimensions: provider.dimensions, vectors };
+        embeddings = { name: provider.model, dimensions: provider.dimensions, vectors };
       }
 
       await this.documents.setProgress(run, 'indexing', STAGE_START.indexing);

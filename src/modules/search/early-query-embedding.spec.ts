@@ -9,7 +9,9 @@ import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
-import type { SearchRepository } from 'src/modules/search/search.repository.js';
+import type { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
+import type { IndexState, IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
+import type { SearchReads } from 'src/modules/search/search-reads.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { type SearchOptions, SearchService } from 'src/modules/search/search.service.js';
@@ -25,16 +27,21 @@ function setUp(idle: boolean | undefined) {
     embedQuery,
     ...(idle === undefined ? { idleForQueries: undefined } : { idleForQueries: () => idle }),
   });
-  const dataset = {
-    seq: '1',
+  const dataset = { id: 'ds_1', seq: '1' } as DatasetEntity;
+  const index: IndexState = {
+    chunkCount: 1,
+    totalChunkLength: 1,
     embeddingModel: 'm',
     embeddingDimensions: 2,
     reembedding: false,
-  } as DatasetEntity;
+    vectorIndexDimensions: null,
+  };
   const search = new SearchService(
     strictMock<KeywordLeg>({}),
     strictMock<VectorLeg>({}),
-    strictMock<SearchRepository>({}),
+    strictMock<ChunkReadsRepository>({}),
+    strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
+    strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset) }),
     strictMock<EmbeddingService>({ current: () => provider }),
     new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),

@@ -1,6 +1,7 @@
 import { codePointCount, jsonValueIssue, stringIssue } from 'src/common/validation/json-value.js';
 import { isPlainObject, METADATA_LIMITS } from 'src/common/validation/metadata.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
+import type { DocumentCondition } from 'src/modules/chunk-index/chunk-reads.repository.js';
 
 /**
  * Metadata filters: parsed once per request into a tree (`parseFilters`, which refuses anything
@@ -61,6 +62,11 @@ export function parseFilters(filters: unknown): ParsedFilter {
   const root = parser.parse(filters);
   if (parser.fields > SEARCH_LIMITS.filterFields) throw SearchErrors.tooManyFilters(parser.fields);
   return { root, fields: parser.fields };
+}
+
+/** The filter as the index's reads take it: a condition on the chunks' document (`d`). */
+export function documentCondition(filter: ParsedFilter): DocumentCondition {
+  return (firstParam) => renderFilter(filter, firstParam);
 }
 
 /** The filter as SQL, its parameters numbered from `firstParam`. */

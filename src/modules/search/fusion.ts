@@ -1,4 +1,5 @@
-import type { ChunkRow, LegHit } from 'src/modules/search/search.types.js';
+import type { ChunkRow } from 'src/modules/chunk-index/chunk-reads.repository.js';
+import type { LegHit } from 'src/modules/search/search.types.js';
 
 /** Reciprocal rank fusion constant (Cormack et al.). */
 export const RRF_K = 60;

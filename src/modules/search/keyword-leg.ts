@@ -6,11 +6,11 @@ import {
   type QueryTerm,
   type VersionedPostings,
 } from 'src/modules/chunk-index/postings.repository.js';
+import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { type Bm25Parameters, bm25Ceiling, rankBm25, type Scored } from 'src/modules/search/bm25.js';
-import type { ParsedFilter } from 'src/modules/search/filters.js';
+import { documentCondition, type ParsedFilter } from 'src/modules/search/filters.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
 import { keywordRelevance } from 'src/modules/search/relevance.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 
@@ -68,7 +68,7 @@ export class KeywordLeg {
   constructor(
     private readonly reads: SearchReads,
     private readonly postingsRepository: PostingsRepository,
-    private readonly repository: SearchRepository,
+    private readonly chunkReads: ChunkReadsRepository,
     private readonly cache: PostingsCache,
   ) {}
 
@@ -84,7 +84,7 @@ export class KeywordLeg {
    * read after the fusion (see `SearchService`), off the path the query's embedding takes.
    */
   async rank(
-    dataset: { id: string; seq: string; language: string; chunkCount: string },
+    dataset: { id: string; seq: string; language: string; chunkCount: number },
     query: string,
     bm25: Bm25Parameters,
     { filter, passing, candidates, shown, deadline }: LegRequest,
@@ -117,10 +117,10 @@ export class KeywordLeg {
           // The passing chunks alone, ranked, with the rows of those that can be shown; null when
           // more than the leg reads at once.
           const amongPassing = async () => {
-            const only = await this.repository.passingChunks(
+            const only = await this.chunkReads.passingChunks(
               read,
               dataset.id,
-              filter,
+              documentCondition(filter),
               PASSING_SET_MAX_CHUNKS,
             );
             if (!only) return null;
@@ -135,7 +135,7 @@ export class KeywordLeg {
           // Counted (when the vector leg runs too), the passing chunks choose the way at once;
           // otherwise a first check that finds too few is the sign that they are few.
           const count = passing && (await passing).chunks;
-          const few = count === undefined ? undefined : ranksPassing(count, Number(dataset.chunkCount));
+          const few = count === undefined ? undefined : ranksPassing(count, dataset.chunkCount);
           const hits =
             (few && (await amongPassing())) ||
             (await this.firstPassing(
@@ -173,10 +173,10 @@ export class KeywordLeg {
     ranked: Scored[],
     shown: number,
     deadline?: AbortSignal,
-    read?: Read,
+    read: Read = this.reads.statements(deadline),
   ): Promise<Omit<LegHit, 'relevance'>[]> {
     const seqs = ranked.slice(0, shown).map(({ chunk }) => String(chunk));
-    const rows = await this.repository.chunks(datasetSeq, seqs, deadline, read);
+    const rows = await this.chunkReads.chunks(read, datasetSeq, seqs);
     return ranked.map(({ chunk, score }) => {
       const chunkSeq = String(chunk);
       return { chunkSeq, score, row: rows.get(chunkSeq) };
@@ -296,11 +296,11 @@ export class KeywordLeg {
     for (let depth = CHECKED_PER_RESULT * limit; hits.length < limit; depth *= RANK_GROWTH) {
       const { ranked, matched } = rank(depth);
       const round = ranked.slice(checked);
-      const passing = await this.repository.passing(
+      const passing = await this.chunkReads.passing(
         read,
         round.map(({ chunk }) => chunk),
         limit - hits.length,
-        filter,
+        documentCondition(filter),
       );
       // Each row's place in the list it was checked in (from 1) gives its score.
       for (const { rank, ...row } of passing) {

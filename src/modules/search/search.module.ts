@@ -9,7 +9,6 @@ import { PostingsCache, postingsIn } from 'src/modules/search/postings-cache.js'
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
@@ -25,7 +24,6 @@ import { VectorLeg } from 'src/modules/search/vector-leg.js';
     EarlyQueryEmbedding,
     KeywordLeg,
     VectorLeg,
-    SearchRepository,
     SearchReads,
     SearchPool,
     PostingsWarmer,

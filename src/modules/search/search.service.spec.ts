@@ -8,8 +8,10 @@ import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.
 import type { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import type { Reranker } from 'src/modules/search/rerank/reranker.js';
 import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
-import type { SearchRepository } from 'src/modules/search/search.repository.js';
-import type { ChunkRow, LegHit, LegRequest } from 'src/modules/search/search.types.js';
+import type { ChunkReadsRepository, ChunkRow } from 'src/modules/chunk-index/chunk-reads.repository.js';
+import type { IndexState, IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
+import type { SearchReads } from 'src/modules/search/search-reads.js';
+import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchService } from 'src/modules/search/search.service.js';
@@ -19,7 +21,7 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 interface Legs {
   keyword?: KeywordLeg['rank'];
   semantic?: VectorLeg['rank'];
-  chunks?: SearchRepository['chunks'];
+  chunks?: ChunkReadsRepository['chunks'];
 }
 
 const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false, min_score: 0 } as const;
@@ -44,17 +46,21 @@ function setUp({
     embedQuery,
     embedQueries: batches ? embedQueries : undefined,
   });
-  const dataset = {
-    seq: '1',
-    chunkCount: '2',
+  const dataset = { id: 'ds_1', seq: '1', language: 'english' };
+  const index: IndexState = {
+    chunkCount: 2,
+    totalChunkLength: 20,
     embeddingModel: 'm',
     embeddingDimensions: 2,
     reembedding: false,
+    vectorIndexDimensions: null,
   };
   const search = new SearchService(
     strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
     strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
-    strictMock<SearchRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
+    strictMock<ChunkReadsRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
+    strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
+    strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
     strictMock<EmbeddingService>({ current: () => provider }),
     new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
@@ -140,7 +146,7 @@ describe('SearchService', () => {
     const keyword = jest.fn((dataset: unknown, query: string, _bm25: unknown, request: LegRequest) =>
       leg('2')(dataset, query, request),
     );
-    const chunks = jest.fn((_dataset: string, seqs: string[]) =>
+    const chunks = jest.fn((_read: unknown, _dataset: string, seqs: string[]) =>
       Promise.resolve(new Map(seqs.map((seq) => [seq, row(seq)]))),
     );
     const score = jest.fn((_query: string, passages: string[], _signal?: AbortSignal) =>
@@ -163,7 +169,7 @@ describe('SearchService', () => {
       expect(request).toMatchObject({ candidates: 50, shown: 20 });
     }
     // The fusion's first, ranked 21st by both legs, is the one row read afterwards.
-    expect(chunks.mock.calls.map(([, seqs]) => seqs)).toEqual([['99']]);
+    expect(chunks.mock.calls.map(([, , seqs]) => seqs)).toEqual([['99']]);
     const passages = score.mock.calls[0][1];
     expect(passages).toHaveLength(20);
     expect(passages[0]).toBe('passage 99');

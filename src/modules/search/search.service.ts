@@ -6,6 +6,11 @@ import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
+import {
+  ChunkReadsRepository,
+  type PassingDocuments,
+} from 'src/modules/chunk-index/chunk-reads.repository.js';
+import { type IndexState, IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
@@ -15,14 +20,14 @@ import type {
   SearchMode,
   SearchResultDto,
 } from 'src/modules/search/dto/search.dto.js';
-import { type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
+import { documentCondition, type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
 import { fuse, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
-import type { EarlyVector, PassingDocuments } from 'src/modules/search/search.types.js';
+import type { EarlyVector } from 'src/modules/search/search.types.js';
+import { SearchReads } from 'src/modules/search/search-reads.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
@@ -39,9 +44,13 @@ export interface SearchOptions {
   min_score?: number;
 }
 
-/** A search ready to run: the dataset, and the queries' embeddings under way (none in keyword mode). */
+/**
+ * A search ready to run: the dataset and its index's state, and the queries' embeddings under way
+ * (none in keyword mode).
+ */
 export interface PreparedSearch {
   dataset: DatasetEntity;
+  index: IndexState;
   vectors: Map<string, Promise<number[]>>;
   filter: ParsedFilter;
   /** Under filters, when the vector leg may run: the documents that pass them (`LegRequest.passing`). */
@@ -53,7 +62,9 @@ export class SearchService {
   constructor(
     private readonly keywordLeg: KeywordLeg,
     private readonly vectorLeg: VectorLeg,
-    private readonly repository: SearchRepository,
+    private readonly chunkReads: ChunkReadsRepository,
+    private readonly indexState: IndexStateRepository,
+    private readonly reads: SearchReads,
     private readonly datasets: DatasetsService,
     private readonly embedding: EmbeddingService,
     private readonly queryVectors: QueryVectors,
@@ -151,22 +162,30 @@ export class SearchService {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
     const vectors = this.queryVectors.all(options.mode === 'keyword' ? [] : queries, early, deadline);
+    // Read beside the dataset's lookup, which decides whether the caller sees it at all.
+    const state = this.indexState.of(this.reads.statements(deadline), datasetId);
+    state.catch(() => undefined); // awaited below, unless the caller does not see the dataset
     const dataset = await this.datasets.get(caller, datasetId);
+    const index = await state;
     if (options.mode === 'semantic') {
-      const reason = this.semanticUnavailable(dataset);
+      const reason = this.semanticUnavailable(index);
       // A dataset with nothing indexed yet (its documents may still be processing) has nothing to
       // find in this mode, as in the others: no results, not an error. Neither leg then runs.
-      const empty = dataset.chunkCount === '0' && this.embedding.current() !== null;
+      const empty = index.chunkCount === 0 && this.embedding.current() !== null;
       if (reason && !empty) throw SearchErrors.semanticUnavailable(reason);
     }
     // Counted once for all the request's queries, while their vectors are computed: the count
     // chooses how the vector leg applies the filters, and the keyword leg when it has it.
     const passing =
-      filter.fields > 0 && options.mode !== 'keyword' && !this.semanticUnavailable(dataset)
-        ? this.repository.passingDocuments(dataset.id, filter, deadline)
+      filter.fields > 0 && options.mode !== 'keyword' && !this.semanticUnavailable(index)
+        ? this.chunkReads.passingDocuments(
+            this.reads.statements(deadline),
+            dataset.id,
+            documentCondition(filter),
+          )
         : undefined;
     passing?.catch(() => undefined); // awaited by the legs, unless the search fails first
-    return { dataset, vectors, filter, passing };
+    return { dataset, index, vectors, filter, passing };
   }
 
   /** 400 for a query the service does not take (the DTO checks that it is a string). */
@@ -194,9 +213,9 @@ export class SearchService {
   ): Promise<SearchResultDto[]> {
     // A batch's later query, taken up after the deadline: nothing of it starts.
     deadline?.throwIfAborted();
-    const { dataset } = prepared;
+    const { dataset, index } = prepared;
     const { bm25K1: k1, bm25B: b } = this.config.search;
-    const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(dataset);
+    const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(index);
     const useKeyword = options.mode !== 'semantic';
     const reranker = options.rerank ? this.reranking.current() : null;
     // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more.
@@ -213,10 +232,10 @@ export class SearchService {
             {
               id: dataset.id,
               seq: dataset.seq,
-              chunks: Number(dataset.chunkCount),
-              dimensions: dataset.embeddingDimensions!,
-              model: dataset.embeddingModel!,
-              ownIndex: dataset.vectorIndexDimensions === dataset.embeddingDimensions,
+              chunks: index.chunkCount,
+              dimensions: index.embeddingDimensions!,
+              model: index.embeddingModel!,
+              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
             },
             prepared.vectors.get(query) ?? this.queryVectors.one(query, deadline),
             {
@@ -230,7 +249,7 @@ export class SearchService {
         : undefined,
       useKeyword
         ? this.keywordLeg.rank(
-            dataset,
+            { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
             query,
             { k1, b },
             {
@@ -244,7 +263,8 @@ export class SearchService {
         : undefined,
     ]);
     let ranked = fuse({ semantic, keyword });
-    const read = (seqs: string[]) => this.repository.chunks(dataset.seq, seqs, deadline);
+    const read = (seqs: string[]) =>
+      this.chunkReads.chunks(this.reads.statements(deadline), dataset.seq, seqs);
 
     if (reranker) {
       const pool = await withRows(ranked, shown, read);
@@ -275,14 +295,14 @@ export class SearchService {
     return top.map((entry) => toResult(entry, { explain: options.explain, legs }));
   }
 
-  /** Why the vector leg cannot run for this dataset, or null when it can. */
-  private semanticUnavailable(dataset: DatasetEntity): string | null {
+  /** Why the vector leg cannot run for the dataset whose index is in `index`, or null when it can. */
+  private semanticUnavailable(index: IndexState): string | null {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
-    if (dataset.reembedding) return 'the dataset is being re-embedded';
-    if (dataset.embeddingModel === null) return 'the dataset has no embeddings yet';
-    if (dataset.embeddingModel !== provider.model || dataset.embeddingDimensions !== provider.dimensions) {
-      return `the dataset was embedded with ${dataset.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
+    if (index.reembedding) return 'the dataset is being re-embedded';
+    if (index.embeddingModel === null) return 'the dataset has no embeddings yet';
+    if (index.embeddingModel !== provider.model || index.embeddingDimensions !== provider.dimensions) {
+      return `the dataset was embedded with ${index.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
     }
     return null;
   }

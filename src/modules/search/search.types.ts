@@ -1,31 +1,5 @@
+import type { ChunkRow, PassingDocuments } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import type { ParsedFilter } from 'src/modules/search/filters.js';
-
-/** A chunk as a result shows it: its text, its place in its document and, once read, the document's. */
-export interface ChunkRow {
-  seq: string;
-  id: string;
-  content: string;
-  documentId: string;
-  /** The chunk's place in its document, 0 first. */
-  ordinal: number;
-  /** Page or slide (1-based) of formats that have them. */
-  page: number | null;
-  /** Offsets in the document's extracted text (UTF-16 code units, see `Chunk` in the chunker). */
-  charStart: number;
-  charEnd: number;
-  /**
-   * The document's metadata and file name, read together; left out of vector hits ranked below the
-   * results shown (see `VectorLeg`).
-   */
-  metadata?: Record<string, unknown>;
-  filename?: string | null;
-}
-
-/** How many ready documents of a dataset pass a search's filters, and how many chunks they hold. */
-export interface PassingDocuments {
-  documents: number;
-  chunks: number;
-}
 
 /** What a leg is asked for. */
 export interface LegRequest {

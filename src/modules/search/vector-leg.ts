@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
+import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
+import { documentCondition } from 'src/modules/search/filters.js';
 import { type Calibration, calibrated, semanticCalibration } from 'src/modules/search/relevance.js';
-import { SearchRepository } from 'src/modules/search/search.repository.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { SESSION_EF_SEARCH } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
@@ -60,7 +61,7 @@ export class VectorLeg {
 
   constructor(
     private readonly reads: SearchReads,
-    private readonly repository: SearchRepository,
+    private readonly chunkReads: ChunkReadsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.exactScanMaxChunks = config.search.exactScanMaxChunks;
@@ -105,14 +106,14 @@ export class VectorLeg {
     const vector = await embedding;
     const calibration = semanticCalibration(dataset.model, this.calibrations);
     const run = async (read: Read, exact: boolean): Promise<LegHit[]> => {
-      const rows = await this.repository.nearest(read, {
+      const rows = await this.chunkReads.nearest(read, {
         datasetSeq: dataset.seq,
         datasetId: dataset.id,
         model: dataset.model,
         vector,
         candidates,
         shown,
-        filter: filter.fields > 0 ? filter : null,
+        condition: filter.fields > 0 ? documentCondition(filter) : null,
         exact,
       });
       return rows.map(({ distance, ...row }) => ({
@@ -144,7 +145,7 @@ export class VectorLeg {
     const known = this.indexSizes.get(dimensions);
     if (known && performance.now() - known.countedAt < INDEX_SIZE_TTL_MS) return known.chunks;
     // Shared by the searches of the next seconds: not cancelled at the deadline of the one that asked.
-    const chunks = this.repository.indexedChunks(dimensions);
+    const chunks = this.chunkReads.indexedChunks(this.reads.statements(), dimensions);
     const entry = { countedAt: performance.now(), chunks };
     this.indexSizes.set(dimensions, entry);
     // A failed count is not kept (the next search counts again), and fails the search it was for.

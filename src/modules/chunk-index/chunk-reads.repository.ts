@@ -1,8 +1,38 @@
 import { Injectable } from '@nestjs/common';
 import type { Read } from 'src/database/read.js';
-import { type ParsedFilter, renderFilter } from 'src/modules/search/filters.js';
-import type { ChunkRow, PassingDocuments } from 'src/modules/search/search.types.js';
-import { SearchReads } from 'src/modules/search/search-reads.js';
+
+/** A chunk as a result shows it: its text, its place in its document and, once read, the document's. */
+export interface ChunkRow {
+  seq: string;
+  id: string;
+  content: string;
+  documentId: string;
+  /** The chunk's place in its document, 0 first. */
+  ordinal: number;
+  /** Page or slide (1-based) of formats that have them. */
+  page: number | null;
+  /** Offsets in the document's extracted text (UTF-16 code units, see `Chunk` in the chunker). */
+  charStart: number;
+  charEnd: number;
+  /**
+   * The document's metadata and file name, read together; left out of vector hits ranked below the
+   * results shown (see `VectorLeg`).
+   */
+  metadata?: Record<string, unknown>;
+  filename?: string | null;
+}
+
+/** How many ready documents of a dataset pass a search's filters, and how many chunks they hold. */
+export interface PassingDocuments {
+  documents: number;
+  chunks: number;
+}
+
+/**
+ * A condition on the chunks' document, aliased `d` (a search's metadata filter), as SQL with its
+ * parameters numbered from the one the statement gives it.
+ */
+export type DocumentCondition = (firstParam: number) => { sql: string; params: unknown[] };
 
 const CHUNK_COLUMNS = `c.seq, c.id, c.content, c.document_id AS "documentId", c.ordinal, c.page,
   c.char_start AS "charStart", c.char_end AS "charEnd"`;
@@ -17,7 +47,7 @@ export interface NearChunk extends ChunkRow {
 /**
  * The query vector as a binary parameter, in pgvector's binary form (dimensions, a zero, then the
  * float4s, big-endian): node-postgres sends a Buffer in binary, and PostgreSQL reads it with the
- * type's receive function, which costs far less than the text form's 7 KB string on both sides.
+ * type's receive function, which costs far less than the text form on both sides.
  */
 function vectorParam(vector: number[]): Buffer {
   const buffer = Buffer.allocUnsafe(4 + 4 * vector.length);
@@ -28,24 +58,15 @@ function vectorParam(vector: number[]): Buffer {
 }
 
 /**
- * The statements of search that read chunks: the rows of ranked chunks, the check of the keyword leg's
- * ranking against the filters, and the vector leg's nearest chunks. Only chunks of `ready` documents
- * are ever returned. The legs choose the connection (`Read`): a statement of its own or a transaction.
+ * The search index's reads for a search: the rows of ranked chunks, the check of the keyword leg's
+ * ranking against the filters, the vector leg's nearest chunks, and the counts that choose how each
+ * leg applies the filters. Only chunks of `ready` documents are ever returned. The caller chooses the
+ * connection (`Read`): a statement of its own (with its deadline) or a transaction's snapshot.
  */
 @Injectable()
-export class SearchRepository {
-  constructor(private readonly reads: SearchReads) {}
-
-  /**
-   * The dataset's chunks' rows, with their document's id, metadata and file name; through `read`
-   * when given (a caller's snapshot), else in a statement of their own.
-   */
-  async chunks(
-    datasetSeq: string,
-    seqs: string[],
-    deadline?: AbortSignal,
-    read: Read = this.reads.statements(deadline),
-  ): Promise<Map<string, ChunkRow>> {
+export class ChunkReadsRepository {
+  /** The dataset's chunks' rows, with their document's id, metadata and file name. */
+  async chunks(read: Read, datasetSeq: string, seqs: string[]): Promise<Map<string, ChunkRow>> {
     if (seqs.length === 0) return new Map();
     const rows = await read<ChunkRow>(
       `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}
@@ -64,9 +85,9 @@ export class SearchRepository {
     read: Read,
     ranked: number[],
     limit: number,
-    filter: ParsedFilter,
+    condition: DocumentCondition,
   ): Promise<(ChunkRow & { rank: number })[]> {
-    const { sql, params } = renderFilter(filter, 3);
+    const { sql, params } = condition(3);
     // The rows come in rank order (PostgreSQL knows the function scan's order is the ordinality's),
     // so the statement stops after the last row wanted, whatever the length of the list. For a
     // filter it expects to pass few, the planner may start instead from the documents that pass,
@@ -103,12 +124,12 @@ export class SearchRepository {
       vector: number[];
       candidates: number;
       shown: number;
-      /** The filter the chunks' documents must pass, or null for all. */
-      filter: ParsedFilter | null;
+      /** The condition the chunks' documents must pass, or null for all. */
+      condition: DocumentCondition | null;
       exact: boolean;
     },
   ): Promise<NearChunk[]> {
-    const { datasetSeq, datasetId, model, vector, candidates, shown, filter, exact } = query;
+    const { datasetSeq, datasetId, model, vector, candidates, shown, condition, exact } = query;
     const dims = vector.length;
     // Chunks exist only while their document is ready: no status is checked. The filter's condition
     // is on documents. Exactly, they are joined, named by their dataset, and the planner starts from
@@ -116,8 +137,8 @@ export class SearchRepository {
     // the walk passes looks up its document in a subquery that OFFSET 0 keeps from becoming a join,
     // so that the walk stops as soon as it has `candidates` (under a join, the plan sorted what a
     // whole walk found). Neither takes a list of document ids: planning `= ANY` over thousands of
-    // them cost more than the walk (7.9 ms for 3,400, docs/search.md).
-    const rendered = filter && renderFilter(filter, 7);
+    // them cost more than the walk (docs/search.md, Two legs).
+    const rendered = condition?.(7);
     const join = rendered && exact ? 'JOIN documents d ON d.id = c.document_id AND d.dataset_id = $6' : '';
     const passing = !rendered
       ? ''
@@ -143,8 +164,8 @@ export class SearchRepository {
                  FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
                          FROM chunks c ${join}
                         WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
-                          AND EXISTS (SELECT FROM datasets s
-                                       WHERE s.seq = $1 AND s.embedding_model = $5 AND NOT s.reembedding)
+                          AND EXISTS (SELECT FROM dataset_index s
+                                       WHERE s.dataset_seq = $1 AND s.embedding_model = $5 AND NOT s.reembedding)
                         ORDER BY ${order}
                         LIMIT $3) n) r
          LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
@@ -170,12 +191,12 @@ export class SearchRepository {
    * One statement through the documents' metadata index, whatever the number of queries.
    */
   async passingDocuments(
+    read: Read,
     datasetId: string,
-    filter: ParsedFilter,
-    deadline?: AbortSignal,
+    condition: DocumentCondition,
   ): Promise<PassingDocuments> {
-    const { sql, params } = renderFilter(filter, 2);
-    const [row] = await this.reads.statements(deadline)<PassingDocuments>(
+    const { sql, params } = condition(2);
+    const [row] = await read<PassingDocuments>(
       `SELECT count(*)::int4 AS documents, coalesce(sum(d.chunks_created), 0)::float8 AS chunks
          FROM documents d
         WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}`,
@@ -192,10 +213,10 @@ export class SearchRepository {
   async passingChunks(
     read: Read,
     datasetId: string,
-    filter: ParsedFilter,
+    condition: DocumentCondition,
     max: number,
   ): Promise<Set<number> | null> {
-    const { sql, params } = renderFilter(filter, 3);
+    const { sql, params } = condition(3);
     const rows = await read<{ seq: string }>(
       `SELECT c.seq FROM documents d JOIN chunks c ON c.document_id = d.id
         WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}
@@ -206,9 +227,9 @@ export class SearchRepository {
   }
 
   /** The chunks of all datasets embedded at `dimensions`: those the dimension's HNSW index holds. */
-  async indexedChunks(dimensions: number): Promise<number> {
-    const [row] = await this.reads.statements()<{ chunks: number }>(
-      `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM datasets WHERE embedding_dimensions = $1`,
+  async indexedChunks(read: Read, dimensions: number): Promise<number> {
+    const [row] = await read<{ chunks: number }>(
+      `SELECT coalesce(sum(chunk_count), 0)::float8 AS chunks FROM dataset_index WHERE embedding_dimensions = $1`,
       [dimensions],
     );
     return row.chunks;

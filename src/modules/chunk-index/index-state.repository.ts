@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import type { Read } from 'src/database/read.js';
+import type { Tx } from 'src/database/transaction.js';
+
+/**
+ * The search index's state of a dataset (`dataset_index`): BM25's statistics, the model its vectors
+ * are of, whether it is being re-embedded, and the dimension of its own HNSW index once built.
+ */
+export interface IndexState {
+  /** BM25's N. */
+  chunkCount: number;
+  /** The sum behind BM25's average chunk length. */
+  totalChunkLength: number;
+  /** Null until its first vectors are written. */
+  embeddingModel: string | null;
+  embeddingDimensions: number | null;
+  /** Being re-embedded: left out of vector search until every vector is of the new model. */
+  reembedding: boolean;
+  /** The dimension of the dataset's own HNSW index (docs/search.md, per-dataset indexes). */
+  vectorIndexDimensions: number | null;
+}
+
+const COLUMNS = `chunk_count::float8 AS "chunkCount",
+  total_chunk_length::float8 AS "totalChunkLength", embedding_model AS "embeddingModel",
+  embedding_dimensions AS "embeddingDimensions", reembedding, vector_index_dimensions AS "vectorIndexDimensions"`;
+
+/** A dataset whose index has no row (it was made by a writer other than the service): nothing in it. */
+const EMPTY: IndexState = Object.freeze({
+  chunkCount: 0,
+  totalChunkLength: 0,
+  embeddingModel: null,
+  embeddingDimensions: null,
+  reembedding: false,
+  vectorIndexDimensions: null,
+});
+
+/**
+ * The reads of a dataset's index state, and the row's making. Its other writes are those of the index's
+ * repositories that change what the state describes, in their transactions: the statistics with the
+ * chunks (`ChunkIndexRepository`), the model with the vectors (`ChunkVectorsRepository`), the own
+ * index with its build (`DatasetVectorIndexRepository`).
+ */
+@Injectable()
+export class IndexStateRepository {
+  /** The state of a new dataset's index, in the transaction that makes the dataset. */
+  async create(tx: Tx, dataset: { id: string; seq: string }): Promise<void> {
+    await tx.query(`INSERT INTO dataset_index (dataset_seq, dataset_id) VALUES ($1, $2)`, [
+      dataset.seq,
+      dataset.id,
+    ]);
+  }
+
+  /** The dataset's key in the index's tables, or null when the index has no such dataset. */
+  async seqOf(read: Read, datasetId: string): Promise<string | null> {
+    const [row] = await read<{ seq: string }>(
+      `SELECT dataset_seq::text AS seq FROM dataset_index WHERE dataset_id = $1`,
+      [datasetId],
+    );
+    return row?.seq ?? null;
+  }
+
+  /** The state of the dataset's index, through `read` (a search's connection, or a transaction). */
+  async of(read: Read, datasetId: string): Promise<IndexState> {
+    const [row] = await read<IndexState>(`SELECT ${COLUMNS} FROM dataset_index WHERE dataset_id = $1`, [
+      datasetId,
+    ]);
+    return row ?? EMPTY;
+  }
+}
