@@ -3,11 +3,7 @@ import { AppError } from 'src/common/errors/app-error.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
-import {
-  type DeliveryLogEntry,
-  type DeliveryStatus,
-  WebhookDeliveriesRepository,
-} from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import {
   deliveryHeaders,
   deliveryPolicy,
@@ -15,6 +11,11 @@ import {
 } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
 import { type SendResult, sendDelivery } from 'src/modules/webhooks/delivery/webhook-sender.js';
 import { WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
+import {
+  type DeliveryLogEntry,
+  type DeliveryStatus,
+  DeliveryLogRepository,
+} from 'src/modules/webhooks/delivery-log.repository.js';
 import { SAMPLE_EVENT_DATA } from 'src/modules/webhooks/sample-events.js';
 import type { WebhookEvent } from 'src/modules/webhooks/webhook-events.js';
 import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
@@ -31,7 +32,8 @@ export const DeliveryErrors = {
 export class WebhookDeliveriesService {
   constructor(
     private readonly webhooks: WebhooksService,
-    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly log: DeliveryLogRepository,
+    private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -42,7 +44,7 @@ export class WebhookDeliveriesService {
     query: { status?: DeliveryStatus; limit: number; offset: number },
   ): Promise<{ items: DeliveryLogEntry[]; total: number }> {
     const webhook = await this.webhooks.get(caller, webhookId);
-    return this.deliveries.list(webhook.id, query.status, query.limit, query.offset);
+    return this.log.listByWebhook(webhook.id, query.status, query.limit, query.offset);
   }
 
   /** The event of a delivery, delivered again as a new delivery (behind any of its resource's still pending). */
@@ -53,7 +55,7 @@ export class WebhookDeliveriesService {
   ): Promise<DeliveryLogEntry> {
     const webhook = await this.webhooks.get(caller, webhookId);
     const delivery = isId('dlv', deliveryId)
-      ? await this.deliveries.redeliver(webhook.id, deliveryId, newId('dlv'))
+      ? await this.log.redeliver(webhook.id, deliveryId, newId('dlv'))
       : null;
     if (!delivery) throw DeliveryErrors.notFound(deliveryId);
     await this.queue.enqueue(await this.deliveries.due(100, [webhook.id]));

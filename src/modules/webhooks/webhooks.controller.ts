@@ -13,7 +13,7 @@ import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
-import type { DeliveryLogEntry } from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+import type { DeliveryLogEntry } from 'src/modules/webhooks/delivery-log.repository.js';
 import {
   CreateWebhookDto,
   DeliveryListResponseDto,

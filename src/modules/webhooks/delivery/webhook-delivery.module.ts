@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
 import { WebhookDeliveryService } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
 import { WebhookDispatcher } from 'src/modules/webhooks/delivery/webhook-dispatcher.js';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
@@ -9,6 +10,6 @@ import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.
  */
 @Module({
   imports: [WebhookQueueModule],
-  providers: [WebhookDeliveryService, WebhookDispatcher],
+  providers: [OutboxRepository, WebhookDeliveryService, WebhookDispatcher],
 })
 export class WebhookDeliveryModule {}

@@ -7,8 +7,8 @@ import type { AddressPolicy } from 'src/modules/webhooks/delivery/safe-address.j
 import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
 import {
   type ClaimedDelivery,
-  WebhookDeliveriesRepository,
-} from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+  DeliveriesRepository,
+} from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { type SendResult, sendDelivery } from 'src/modules/webhooks/delivery/webhook-sender.js';
 import { type DeliverJob, WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 
@@ -54,7 +54,7 @@ export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' 
 @Injectable()
 export class WebhookDeliveryService {
   constructor(
-    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,

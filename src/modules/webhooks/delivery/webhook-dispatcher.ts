@@ -7,9 +7,10 @@ import { LOGGER } from 'src/common/logging/logger.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import {
+  DeliveriesRepository,
   type NewDelivery,
-  WebhookDeliveriesRepository,
-} from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+} from 'src/modules/webhooks/delivery/deliveries.repository.js';
+import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
 import { WebhookDeliveryService } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
 import {
   DELIVER_JOB,
@@ -43,7 +44,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private closed = false;
 
   constructor(
-    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly deliveries: DeliveriesRepository,
     private readonly delivery: WebhookDeliveryService,
     private readonly queue: WebhookQueue,
     private readonly transactions: TransactionRunner,
@@ -68,12 +70,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.every(dispatchIntervalMs, 'dispatch', () => this.dispatchAll());
     this.every(sweepSeconds * 1000, 'sweep', () => this.sweep());
     // The purge's first run is soon after boot: processes restarted more often than hourly purge too.
-    this.every(
-      PURGE_EVERY_MS,
-      'purge',
-      () => this.deliveries.purge(this.config.webhooks.retentionDays),
-      60_000,
-    );
+    this.every(PURGE_EVERY_MS, 'purge', () => this.purge(this.config.webhooks.retentionDays), 60_000);
   }
 
   /** Stops the loops, lets the one under way finish, then closes the queue (which waits for its jobs). */
@@ -100,9 +97,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   private dispatchBatch(): Promise<{ events: number; deliveries: NewDelivery[] }> {
     return this.transactions.run(async (tx) => {
-      const events = await this.deliveries.undispatched(tx, DISPATCH_BATCH);
+      const events = await this.outbox.undispatched(tx, DISPATCH_BATCH);
       if (events.length === 0) return { events: 0, deliveries: [] };
-      const subscribers = await this.deliveries.subscribers(tx, [...new Set(events.map((e) => e.accountId))]);
+      const subscribers = await this.deliveries.activeSubscribers(tx, [
+        ...new Set(events.map((e) => e.accountId)),
+      ]);
       const deliveries: NewDelivery[] = [];
       for (const event of events) {
         // The body every attempt sends, byte for byte, and that every signature covers.
@@ -124,13 +123,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           });
         }
       }
-      await this.deliveries.dispatch(
+      await this.deliveries.create(tx, deliveries);
+      await this.outbox.markDispatched(
         tx,
-        deliveries,
         events.map((e) => e.seq),
       );
       return { events: events.length, deliveries };
     });
+  }
+
+  /** Deletes what is past retention: ended deliveries (with their attempts), then dispatched events. */
+  private async purge(days: number): Promise<void> {
+    await this.deliveries.purgeEnded(days);
+    await this.outbox.purgeDispatched(days);
   }
 
   private async sweep(): Promise<void> {

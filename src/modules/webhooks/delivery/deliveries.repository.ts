@@ -3,19 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-/** An event of the outbox not yet turned into deliveries. */
-export interface OutboxEvent {
-  seq: string;
-  id: string;
-  accountId: string;
-  event: string;
-  resourceId: string;
-  data: Record<string, unknown>;
-  createdAt: Date;
-}
-
 export interface NewDelivery {
   id: string;
   webhookId: string;
@@ -45,101 +32,47 @@ export interface AttemptRecord {
   startedAt: Date;
 }
 
-/** The advisory lock that makes dispatchers take turns (an arbitrary constant of this service). */
-const DISPATCH_LOCK = 7_310_120_001;
-
-/** A delivery as its webhook's log shows it. */
-export interface DeliveryLogEntry {
-  id: string;
-  eventId: string;
-  event: string;
-  status: DeliveryStatus;
-  nextAttemptAt: Date;
-  createdAt: Date;
-  completedAt: Date | null;
-  attempts: {
-    id: string;
-    attempt: number;
-    outcome: 'delivered' | 'failed';
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseBody: string | null;
-    startedAt: string;
-  }[];
-}
-
 /** No earlier delivery of the same resource to the same webhook is still under way. */
 const HEAD_OF_LINE = `NOT EXISTS (
   SELECT 1 FROM webhook_deliveries e
    WHERE e.webhook_id = d.webhook_id AND e.resource_id = d.resource_id AND e.status = 'pending' AND e.seq < d.seq)`;
 
 /**
- * The outbox's reads, and the deliveries and attempts of webhooks. The database is the truth of every
- * delivery: the queue's jobs only say "try this one now", and a claim decides which attempt runs.
+ * The deliveries as the workers move them: made from the outbox's events, found due and first in line,
+ * claimed for an attempt, settled, held for the hourly limit, failed with a webhook disabled for
+ * failing, and purged past retention. The database is the truth of every delivery: the queue's jobs
+ * only say "try this one now", and a claim decides which attempt runs.
  */
 @Injectable()
-export class WebhookDeliveriesRepository {
+export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /**
-   * The oldest undispatched events, for one dispatcher at a time (a transaction-scoped advisory lock):
-   * deliveries must be made in the events' order, which dispatchers working side by side would not
-   * keep. Dispatching is a few statements per batch; the sending is what runs in parallel.
-   */
-  async undispatched(tx: Tx, limit: number): Promise<OutboxEvent[]> {
-    await tx.query(`SELECT pg_advisory_xact_lock(${DISPATCH_LOCK})`);
-    const rows = await tx.query<
-      {
-        seq: string;
-        id: string;
-        account_id: string;
-        event: string;
-        resource_id: string;
-        data: Record<string, unknown>;
-        created_at: Date;
-      }[]
-    >(
-      `SELECT seq, id, account_id, event, resource_id, data, created_at FROM events
-        WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1`,
-      [limit],
-    );
-    return rows.map((row) => ({
-      seq: row.seq,
-      id: row.id,
-      accountId: row.account_id,
-      event: row.event,
-      resourceId: row.resource_id,
-      data: row.data,
-      createdAt: row.created_at,
-    }));
-  }
-
   /** The active webhooks of these accounts, with the events each takes. */
-  subscribers(tx: Tx, accountIds: string[]): Promise<{ id: string; account_id: string; events: string[] }[]> {
+  activeSubscribers(
+    tx: Tx,
+    accountIds: string[],
+  ): Promise<{ id: string; account_id: string; events: string[] }[]> {
     return tx.query(
       `SELECT id, account_id, events FROM webhooks WHERE account_id = ANY($1) AND active ORDER BY id`,
       [accountIds],
     );
   }
 
-  /** Adds deliveries and marks their events dispatched, in the dispatcher's transaction. */
-  async dispatch(tx: Tx, deliveries: NewDelivery[], eventSeqs: string[]): Promise<void> {
-    if (deliveries.length > 0) {
-      await tx.query(
-        `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event, resource_id, body)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
-        [
-          deliveries.map((d) => d.id),
-          deliveries.map((d) => d.webhookId),
-          deliveries.map((d) => d.eventId),
-          deliveries.map((d) => d.event),
-          deliveries.map((d) => d.resourceId),
-          deliveries.map((d) => d.body),
-        ],
-      );
-    }
-    await tx.query(`UPDATE events SET dispatched_at = now() WHERE seq = ANY($1::bigint[])`, [eventSeqs]);
+  /** Adds the deliveries of dispatched events, in the dispatcher's transaction. */
+  async create(tx: Tx, deliveries: NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await tx.query(
+      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event, resource_id, body)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+      [
+        deliveries.map((d) => d.id),
+        deliveries.map((d) => d.webhookId),
+        deliveries.map((d) => d.eventId),
+        deliveries.map((d) => d.event),
+        deliveries.map((d) => d.resourceId),
+        deliveries.map((d) => d.body),
+      ],
+    );
   }
 
   /**
@@ -274,8 +207,8 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * The deliveries of the last 24 hours that ended, and how many of them failed, for the rule that
-   * disables a webhook failing more than 80% of at least `minimum` of them.
+   * The webhook's deliveries that ended in the last 24 hours (and since it was last turned on), and how
+   * many of them failed: what the rule of automatic disabling counts.
    */
   async recentOutcomes(webhookId: string): Promise<{ ended: number; failed: number }> {
     const [row] = await this.db.query<{ ended: number; failed: number }[]>(
@@ -307,63 +240,11 @@ export class WebhookDeliveriesRepository {
     });
   }
 
-  /** A webhook's deliveries, newest first, each with its attempts in order (the delivery log). */
-  async list(
-    webhookId: string,
-    status: DeliveryStatus | undefined,
-    limit: number,
-    offset: number,
-  ): Promise<{ items: DeliveryLogEntry[]; total: number }> {
-    const filter = status ? 'AND d.status = $4' : '';
-    const values = status ? [webhookId, limit, offset, status] : [webhookId, limit, offset];
-    const [items, [{ total }]] = await Promise.all([
-      this.db.query<DeliveryLogEntry[]>(
-        `SELECT d.id, d.event_id AS "eventId", d.event, d.status, d.next_attempt_at AS "nextAttemptAt",
-                d.created_at AS "createdAt", d.completed_at AS "completedAt",
-                coalesce((SELECT json_agg(json_build_object(
-                           'id', a.id, 'attempt', a.attempt, 'outcome', a.outcome, 'statusCode', a.status_code,
-                           'durationMs', a.duration_ms, 'error', a.error, 'responseBody', a.response_body,
-                           'startedAt', a.started_at) ORDER BY a.attempt)
-                            FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
-           FROM webhook_deliveries d
-          WHERE d.webhook_id = $1 ${filter}
-          ORDER BY d.seq DESC LIMIT $2 OFFSET $3`,
-        values,
-      ),
-      this.db.query<{ total: number }[]>(
-        `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE d.webhook_id = $1 ${status ? 'AND d.status = $2' : ''}`,
-        status ? [webhookId, status] : [webhookId],
-      ),
-    ]);
-    return { items, total };
-  }
-
-  /**
-   * A new delivery of a delivery's event, with the same body, behind whatever of the same resource
-   * is still under way; null when the delivery is not the webhook's.
-   */
-  async redeliver(
-    webhookId: string,
-    deliveryId: string,
-    newDeliveryId: string,
-  ): Promise<DeliveryLogEntry | null> {
-    const [row] = await this.db.query<DeliveryLogEntry[]>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event, resource_id, body)
-       SELECT $3, webhook_id, event_id, event, resource_id, body FROM webhook_deliveries
-        WHERE id = $2 AND webhook_id = $1
-       RETURNING id, event_id AS "eventId", event, status, next_attempt_at AS "nextAttemptAt",
-                 created_at AS "createdAt", completed_at AS "completedAt", '[]'::json AS attempts`,
-      [webhookId, deliveryId, newDeliveryId],
-    );
-    return row ?? null;
-  }
-
-  /** Deletes what is older than the retention period: ended deliveries (with their attempts), dispatched events. */
-  async purge(days: number): Promise<void> {
+  /** Deletes the deliveries (with their attempts) that ended and were made more than `days` ago. */
+  async purgeEnded(days: number): Promise<void> {
     await this.db.query(
       `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)`,
       [days],
     );
-    await this.db.query(`DELETE FROM events WHERE dispatched_at < now() - make_interval(days => $1)`, [days]);
   }
 }
