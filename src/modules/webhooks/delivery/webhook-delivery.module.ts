@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
-import { WebhookDeliveryService } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
+import { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
 import { WebhookDispatcher } from 'src/modules/webhooks/delivery/webhook-dispatcher.js';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
 
@@ -10,6 +10,6 @@ import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.
  */
 @Module({
   imports: [WebhookQueueModule],
-  providers: [OutboxRepository, WebhookDeliveryService, WebhookDispatcher],
+  providers: [OutboxRepository, DeliveryAttemptService, WebhookDispatcher],
 })
 export class WebhookDeliveryModule {}

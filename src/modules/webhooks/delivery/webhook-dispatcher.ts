@@ -11,7 +11,7 @@ import {
   type NewDelivery,
 } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
-import { WebhookDeliveryService } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
+import { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
 import {
   DELIVER_JOB,
   type DeliverJob,
@@ -31,7 +31,7 @@ const PURGE_EVERY_MS = 3_600_000;
  *   takes them, and queues those first in line. Its transaction locks the events it reads (others are
  *   skipped, not waited for), so several workers share the work and a worker that dies mid-batch
  *   leaves its events to the next;
- * - the queue's processor runs one attempt per job (`WebhookDeliveryService`);
+ * - the queue's processor runs one attempt per job (`DeliveryAttemptService`);
  * - the sweep queues due deliveries whose job was lost (Redis down, a process killed), and deletes
  *   what is past `WEBHOOK_RETENTION_DAYS`.
  */
@@ -46,7 +46,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly outbox: OutboxRepository,
     private readonly deliveries: DeliveriesRepository,
-    private readonly delivery: WebhookDeliveryService,
+    private readonly attempts: DeliveryAttemptService,
     private readonly queue: WebhookQueue,
     private readonly transactions: TransactionRunner,
     @InjectQueue(WEBHOOK_QUEUE) private readonly bull: Queue<DeliverJob>,
@@ -58,7 +58,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const { concurrency, dispatchIntervalMs, sweepSeconds } = this.config.webhooks;
     // Not awaited: `process` resolves only when the queue closes.
     this.bull
-      .process(DELIVER_JOB, concurrency, (job: Job<DeliverJob>) => this.delivery.attempt(job.data))
+      .process(DELIVER_JOB, concurrency, (job: Job<DeliverJob>) => this.attempts.attempt(job.data))
       .catch((err: unknown) => this.logger.error({ err }, 'webhooks queue processor stopped'));
     // An attempt that throws (the database unreachable mid-way) leaves its delivery to the sweep.
     this.bull.on('failed', (job: Job<DeliverJob> | null, err: Error) =>
@@ -89,7 +89,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       made += deliveries.length;
       if (deliveries.length > 0) {
         const webhooks = [...new Set(deliveries.map((d) => d.webhookId))];
-        await this.queue.enqueue(await this.deliveries.due(SWEEP_BATCH, webhooks));
+        await this.queue.enqueueDue(SWEEP_BATCH, webhooks);
       }
       if (events < DISPATCH_BATCH || this.closed) return made;
     }
@@ -139,7 +139,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async sweep(): Promise<void> {
-    await this.queue.enqueue(await this.deliveries.due(SWEEP_BATCH));
+    await this.queue.enqueueDue(SWEEP_BATCH);
   }
 
   /** Runs `work` every `intervalMs`, one run at a time; a failure is logged and the loop goes on. */

@@ -3,47 +3,24 @@ import type { Logger } from 'pino';
 import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import type { AddressPolicy } from 'src/modules/webhooks/delivery/safe-address.js';
-import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
 import {
   type ClaimedDelivery,
   DeliveriesRepository,
 } from 'src/modules/webhooks/delivery/deliveries.repository.js';
-import { type SendResult, sendDelivery } from 'src/modules/webhooks/delivery/webhook-sender.js';
+import {
+  deliveryHeaders,
+  deliveryPolicy,
+  outcomeOf,
+  sendDelivery,
+} from 'src/modules/webhooks/delivery/webhook-sender.js';
 import { type DeliverJob, WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 
 /** A webhook failing more than this share of its deliveries over 24 hours is disabled. */
 const DISABLE_ABOVE_FAILURE_RATE = 0.8;
+/** Due deliveries of the webhook queued when one of its deliveries ends. */
+const NEXT_IN_LINE_BATCH = 100;
 /** Time an attempt may take beyond its timeout before the sweep may try the delivery again. */
 const LEASE_MARGIN_MS = 30_000;
-
-/** The headers of one attempt: the contract's, and the signatures of every secret still signing. */
-export function deliveryHeaders(
-  attempt: { event: string; eventId: string; body: string; secrets: readonly string[]; attemptId: string },
-  at: Date = new Date(),
-): Record<string, string> {
-  return {
-    'Content-Type': 'application/json',
-    'User-Agent': 'SERVICE-Webhooks/1.0',
-    'X-SERVICE-Event': attempt.event,
-    'X-SERVICE-Delivery': attempt.attemptId,
-    ...signDelivery(attempt.eventId, attempt.body, attempt.secrets, at),
-  };
-}
-
-/** Where deliveries may connect (docs/webhooks.md, SSRF): loopback only outside production. */
-export function deliveryPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhooks'>): AddressPolicy {
-  return { allowLoopback: config.nodeEnv !== 'production', allowPrivate: config.webhooks.allowPrivate };
-}
-
-/** What an attempt's answer means, as the contract's table has it. */
-export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' {
-  const status = result.statusCode;
-  if (status !== null && status >= 200 && status < 300) return 'delivered';
-  // 4xx: the receiver refuses it, and will again; 3xx: redirects are not followed, so the same.
-  if (status !== null && status < 500) return 'failed';
-  return 'retry'; // 5xx, a timeout, no connection, a refused address
-}
 
 /**
  * One attempt of a delivery, from its claim to what follows: delivered; failed for good (a 4xx, or
@@ -52,7 +29,7 @@ export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' 
  * arrive in the order they happened, retries included).
  */
 @Injectable()
-export class WebhookDeliveryService {
+export class DeliveryAttemptService {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
@@ -96,7 +73,7 @@ export class WebhookDeliveryService {
     }
     await this.deliveries.settle(record, { status: outcome === 'delivered' ? 'delivered' : 'failed' });
     if (outcome !== 'delivered') await this.disableIfFailing(claimed);
-    await this.queue.enqueue(await this.deliveries.due(100, [claimed.webhookId]));
+    await this.queue.enqueueDue(NEXT_IN_LINE_BATCH, [claimed.webhookId]);
   }
 
   private async disableIfFailing(delivery: ClaimedDelivery): Promise<void> {
