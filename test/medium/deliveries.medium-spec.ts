@@ -51,6 +51,8 @@ describe('Webhook deliveries', () => {
     ).rows[0].waiting;
   const dueIds = async (webhookIds: string[]) =>
     (await deliveries.due(100, webhookIds)).map((due) => due.deliveryId);
+  const settle = (attempt: AttemptRecord, next: Parameters<DeliveriesRepository['settle']>[2]) =>
+    db.dataSource.transaction((tx) => deliveries.settle(tx, attempt, next));
   const attemptOf = (
     deliveryId: string,
     attempt: number,
@@ -172,12 +174,12 @@ describe('Webhook deliveries', () => {
 
       // Retried, the earlier one is still pending: the later one waits through its retries too.
       expect(await deliveries.claim(earlier, 0, LEASE_MS)).not.toBeNull();
-      await deliveries.settle(attemptOf(earlier, 1, 'failed'), { retryAt: new Date(Date.now() - 1_000) });
+      await settle(attemptOf(earlier, 1, 'failed'), { retryAt: new Date(Date.now() - 1_000) });
       expect(await dueIds([webhookId])).toEqual([earlier]);
       expect(await deliveries.claim(later, 0, LEASE_MS)).toBeNull();
 
       expect(await deliveries.claim(earlier, 1, LEASE_MS)).not.toBeNull();
-      await deliveries.settle(attemptOf(earlier, 2, 'delivered'), { status: 'delivered' });
+      await settle(attemptOf(earlier, 2, 'delivered'), { status: 'delivered' });
       expect(await dueIds([webhookId])).toEqual([later]);
       expect(await deliveries.claim(later, 0, LEASE_MS)).not.toBeNull();
     });
@@ -187,7 +189,7 @@ describe('Webhook deliveries', () => {
       const first = await insertDelivery(db.sql, webhookId, 'doc_3');
       const second = await insertDelivery(db.sql, webhookId, 'doc_3');
       expect(await deliveries.claim(first, 0, LEASE_MS)).not.toBeNull();
-      await deliveries.settle(attemptOf(first, 1, 'failed'), { status: 'failed' });
+      await settle(attemptOf(first, 1, 'failed'), { status: 'failed' });
       expect(await dueIds([webhookId])).toEqual([second]);
     });
   });
@@ -198,7 +200,7 @@ describe('Webhook deliveries', () => {
       const deliveryId = await insertDelivery(db.sql, webhookId, 'ds_retry');
       await deliveries.claim(deliveryId, 0, LEASE_MS);
       const retryAt = new Date(Date.now() + 300_000);
-      await deliveries.settle(attemptOf(deliveryId, 1, 'failed'), { retryAt });
+      await settle(attemptOf(deliveryId, 1, 'failed'), { retryAt });
       const { rows } = await db.sql.query<{ next_attempt_at: Date }>(
         'SELECT next_attempt_at FROM webhook_deliveries WHERE id = $1',
         [deliveryId],
@@ -217,7 +219,7 @@ describe('Webhook deliveries', () => {
       const webhookId = await insertWebhook(db.sql, accountId);
       const deliveryId = await insertDelivery(db.sql, webhookId, 'ds_done');
       await deliveries.claim(deliveryId, 0, LEASE_MS);
-      await deliveries.settle(attemptOf(deliveryId, 1, 'delivered'), { status: 'delivered' });
+      await settle(attemptOf(deliveryId, 1, 'delivered'), { status: 'delivered' });
       expect(await row(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, completed: true });
     });
 
@@ -227,8 +229,8 @@ describe('Webhook deliveries', () => {
       await deliveries.claim(deliveryId, 0, 100);
       await new Promise((resolve) => setTimeout(resolve, 250));
       await deliveries.claim(deliveryId, 1, LEASE_MS); // the sweep's retry, while attempt 1 still runs
-      await deliveries.settle(attemptOf(deliveryId, 2, 'delivered'), { status: 'delivered' });
-      await deliveries.settle(attemptOf(deliveryId, 1, 'failed'), { status: 'failed' });
+      await settle(attemptOf(deliveryId, 2, 'delivered'), { status: 'delivered' });
+      await settle(attemptOf(deliveryId, 1, 'failed'), { status: 'failed' });
       expect(await row(deliveryId)).toMatchObject({ status: 'delivered', attempts: 2 });
       const attempts = await db.sql.query(
         'SELECT attempt, outcome FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt',
@@ -263,6 +265,75 @@ describe('Webhook deliveries', () => {
     expect(rows.map((r) => r.id)).toEqual([pending, recent]);
     const attempts = await db.sql.query('SELECT 1 FROM webhook_attempts WHERE delivery_id = $1', [ended]);
     expect(attempts.rows).toEqual([]);
+  });
+
+  describe('automatic disabling', () => {
+    const outcomes = (webhookId: string) =>
+      db.dataSource.transaction((tx) => deliveries.recentOutcomes(tx, webhookId));
+
+    it('counts the deliveries that ended in the last 24 hours and since the webhook was last turned on', async () => {
+      const webhookId = await insertWebhook(db.sql, accountId);
+      const ids = [
+        await insertDelivery(db.sql, webhookId, 'ds_x', { status: 'failed' }),
+        await insertDelivery(db.sql, webhookId, 'ds_x', { status: 'delivered' }),
+        await insertDelivery(db.sql, webhookId, 'ds_x', { status: 'failed' }),
+        await insertDelivery(db.sql, webhookId, 'ds_x', { status: 'failed' }),
+        await insertDelivery(db.sql, webhookId, 'ds_x'),
+      ];
+      await db.sql.query(`UPDATE webhooks SET enabled_at = now() - interval '2 days' WHERE id = $1`, [
+        webhookId,
+      ]);
+      await db.sql.query(
+        `UPDATE webhook_deliveries SET completed_at = now() - interval '1 hour' WHERE id = ANY($1)`,
+        [ids.slice(0, 3)],
+      );
+      await db.sql.query(
+        `UPDATE webhook_deliveries SET completed_at = now() - interval '25 hours' WHERE id = $1`,
+        [ids[3]],
+      );
+      expect(await outcomes(webhookId)).toEqual({ ended: 3, failed: 2 });
+      // Turned on again half an hour ago: what ended before does not count.
+      await db.sql.query(`UPDATE webhooks SET enabled_at = now() - interval '30 minutes' WHERE id = $1`, [
+        webhookId,
+      ]);
+      expect(await outcomes(webhookId)).toEqual({ ended: 0, failed: 0 });
+    });
+
+    it('turns the webhook off once, failing its pending deliveries and no other', async () => {
+      const webhookId = await insertWebhook(db.sql, accountId);
+      const delivered = await insertDelivery(db.sql, webhookId, 'ds_y', { status: 'delivered' });
+      const pending = await insertDelivery(db.sql, webhookId, 'ds_y');
+      const disable = () => db.dataSource.transaction((tx) => deliveries.disable(tx, webhookId, 'failing'));
+      expect(await disable()).toBe(true);
+      expect(await disable()).toBe(false);
+      expect(await row(pending)).toMatchObject({ status: 'failed', completed: true });
+      expect(await row(delivered)).toMatchObject({ status: 'delivered' });
+      const { rows } = await db.sql.query('SELECT active, disabled_reason FROM webhooks WHERE id = $1', [
+        webhookId,
+      ]);
+      expect(rows).toEqual([{ active: false, disabled_reason: 'failing' }]);
+    });
+
+    it("settles one webhook's failures one at a time, so that the second counts the first", async () => {
+      const webhookId = await insertWebhook(db.sql, accountId);
+      const first = await insertDelivery(db.sql, webhookId, 'ds_p');
+      const second = await insertDelivery(db.sql, webhookId, 'ds_q');
+      await deliveries.claim(first, 0, LEASE_MS);
+      await deliveries.claim(second, 0, LEASE_MS);
+      let counted: Promise<{ ended: number; failed: number }> | undefined;
+      await db.dataSource.transaction('READ COMMITTED', async (tx) => {
+        await deliveries.lockForFailure(tx, webhookId);
+        await deliveries.settle(tx, attemptOf(first, 1, 'failed'), { status: 'failed' });
+        counted = db.dataSource.transaction('READ COMMITTED', async (other) => {
+          await deliveries.lockForFailure(other, webhookId);
+          await deliveries.settle(other, attemptOf(second, 1, 'failed'), { status: 'failed' });
+          return deliveries.recentOutcomes(other, webhookId);
+        });
+        await until(async () => (await waitingOnLocks()) === 1, 5_000);
+        expect(await deliveries.recentOutcomes(tx, webhookId)).toEqual({ ended: 1, failed: 1 });
+      });
+      expect(await counted).toEqual({ ended: 2, failed: 2 });
+    });
   });
 
   describe('hourly limit', () => {

@@ -164,54 +164,61 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Records an attempt and what follows from it, in one transaction: the delivery done (`delivered`
-   * or `failed`), or pending again at `retryAt`.
+   * Records an attempt and what follows from it: the delivery done (`delivered` or `failed`), or
+   * pending again at `retryAt`.
    */
   async settle(
+    tx: Tx,
     attempt: AttemptRecord,
     next: { status: 'delivered' | 'failed' } | { retryAt: Date },
   ): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO webhook_attempts (id, delivery_id, attempt, outcome, status_code, duration_ms, error, response_body, started_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          attempt.id,
-          attempt.deliveryId,
-          attempt.attempt,
-          attempt.outcome,
-          attempt.statusCode,
-          attempt.durationMs,
-          attempt.error,
-          attempt.responseBody,
-          attempt.startedAt,
-        ],
-      );
-      // Only while this attempt is still the delivery's last: one that outlived its claim (a stalled
-      // worker) must not overwrite what a later attempt decided.
-      const current = `id = $1 AND attempts = $3 AND status = 'pending'`;
-      if ('status' in next) {
-        await tx.query(`UPDATE webhook_deliveries SET status = $2, completed_at = now() WHERE ${current}`, [
-          attempt.deliveryId,
-          next.status,
-          attempt.attempt,
-        ]);
-      } else {
-        await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE ${current}`, [
-          attempt.deliveryId,
-          next.retryAt,
-          attempt.attempt,
-        ]);
-      }
-    });
+    await tx.query(
+      `INSERT INTO webhook_attempts (id, delivery_id, attempt, outcome, status_code, duration_ms, error, response_body, started_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        attempt.id,
+        attempt.deliveryId,
+        attempt.attempt,
+        attempt.outcome,
+        attempt.statusCode,
+        attempt.durationMs,
+        attempt.error,
+        attempt.responseBody,
+        attempt.startedAt,
+      ],
+    );
+    // Only while this attempt is still the delivery's last: one that outlived its claim (a stalled
+    // worker) must not overwrite what a later attempt decided.
+    const current = `id = $1 AND attempts = $3 AND status = 'pending'`;
+    if ('status' in next) {
+      await tx.query(`UPDATE webhook_deliveries SET status = $2, completed_at = now() WHERE ${current}`, [
+        attempt.deliveryId,
+        next.status,
+        attempt.attempt,
+      ]);
+    } else {
+      await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE ${current}`, [
+        attempt.deliveryId,
+        next.retryAt,
+        attempt.attempt,
+      ]);
+    }
+  }
+
+  /**
+   * Makes the failures of one webhook settle one at a time, so that each counts the ones before it
+   * (`recentOutcomes`). `NO KEY UPDATE`: new deliveries' foreign keys to the row do not wait for it.
+   */
+  async lockForFailure(tx: Tx, webhookId: string): Promise<void> {
+    await tx.query(`SELECT 1 FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`, [webhookId]);
   }
 
   /**
    * The webhook's deliveries that ended in the last 24 hours (and since it was last turned on), and how
    * many of them failed: what the rule of automatic disabling counts.
    */
-  async recentOutcomes(webhookId: string): Promise<{ ended: number; failed: number }> {
-    const [row] = await this.db.query<{ ended: number; failed: number }[]>(
+  async recentOutcomes(tx: Tx, webhookId: string): Promise<{ ended: number; failed: number }> {
+    const [row] = await tx.query<{ ended: number; failed: number }[]>(
       `SELECT count(*)::int AS ended, count(*) FILTER (WHERE d.status = 'failed')::int AS failed
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.webhook_id = $1 AND d.completed_at > greatest(now() - interval '24 hours', w.enabled_at)`,
@@ -224,20 +231,18 @@ export class DeliveriesRepository {
    * Turns a webhook off for failing, and fails its pending deliveries with it (they would otherwise wait,
    * growing stale, for a re-enabling that may never come); false if it was already off.
    */
-  disable(webhookId: string, reason: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const [, affected] = await tx.query<[unknown, number]>(
-        `UPDATE webhooks SET active = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND active`,
-        [webhookId, reason],
-      );
-      if (affected === 0) return false;
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = 'failed', completed_at = now()
-          WHERE webhook_id = $1 AND status = 'pending'`,
-        [webhookId],
-      );
-      return true;
-    });
+  async disable(tx: Tx, webhookId: string, reason: string): Promise<boolean> {
+    const [, affected] = await tx.query<[unknown, number]>(
+      `UPDATE webhooks SET active = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND active`,
+      [webhookId, reason],
+    );
+    if (affected === 0) return false;
+    await tx.query(
+      `UPDATE webhook_deliveries SET status = 'failed', completed_at = now()
+        WHERE webhook_id = $1 AND status = 'pending'`,
+      [webhookId],
+    );
+    return true;
   }
 
   /** Deletes the deliveries (with their attempts) that ended and were made more than `days` ago. */

@@ -3,10 +3,8 @@ import type { Logger } from 'pino';
 import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import {
-  type ClaimedDelivery,
-  DeliveriesRepository,
-} from 'src/modules/webhooks/delivery/deliveries.repository.js';
+import { TransactionRunner, type Tx } from 'src/database/transaction.js';
+import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import {
   deliveryHeaders,
   deliveryPolicy,
@@ -33,6 +31,7 @@ export class DeliveryAttemptService {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
+    private readonly transactions: TransactionRunner,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -67,25 +66,39 @@ export class DeliveryAttemptService {
     };
     if (retry) {
       const delayMs = delays[claimed.attempt - 1] * 1000;
-      await this.deliveries.settle(record, { retryAt: new Date(Date.now() + delayMs) });
+      const retryAt = new Date(Date.now() + delayMs);
+      await this.transactions.run((tx) => this.deliveries.settle(tx, record, { retryAt }));
       await this.queue.enqueue([{ deliveryId: claimed.id, attempts: claimed.attempt }], delayMs);
       return;
     }
-    await this.deliveries.settle(record, { status: outcome === 'delivered' ? 'delivered' : 'failed' });
-    if (outcome !== 'delivered') await this.disableIfFailing(claimed);
+    if (outcome === 'delivered') {
+      await this.transactions.run((tx) => this.deliveries.settle(tx, record, { status: 'delivered' }));
+    } else {
+      // The failure and the disabling it may cause commit together: no one sees the one without the other.
+      const disabled = await this.transactions.run(async (tx) => {
+        await this.deliveries.lockForFailure(tx, claimed.webhookId);
+        await this.deliveries.settle(tx, record, { status: 'failed' });
+        return this.disableIfFailing(tx, claimed.webhookId);
+      });
+      if (disabled) {
+        this.logger.warn(
+          { webhook_id: claimed.webhookId, ...disabled },
+          'webhook disabled for failing deliveries',
+        );
+      }
+    }
     await this.queue.enqueueDue(NEXT_IN_LINE_BATCH, [claimed.webhookId]);
   }
 
-  private async disableIfFailing(delivery: ClaimedDelivery): Promise<void> {
-    const { ended, failed } = await this.deliveries.recentOutcomes(delivery.webhookId);
+  /** Disables the webhook when its failures pass the rule; what they were, if it did. */
+  private async disableIfFailing(
+    tx: Tx,
+    webhookId: string,
+  ): Promise<{ ended: number; failed: number } | null> {
+    const { ended, failed } = await this.deliveries.recentOutcomes(tx, webhookId);
     if (ended < this.config.webhooks.disableAfterDeliveries || failed / ended <= DISABLE_ABOVE_FAILURE_RATE)
-      return;
+      return null;
     const reason = `${failed} of its ${ended} deliveries in the last 24 hours failed`;
-    if (await this.deliveries.disable(delivery.webhookId, reason)) {
-      this.logger.warn(
-        { webhook_id: delivery.webhookId, ended, failed },
-        'webhook disabled for failing deliveries',
-      );
-    }
+    return (await this.deliveries.disable(tx, webhookId, reason)) ? { ended, failed } : null;
   }
 }
