@@ -6,7 +6,10 @@ import { WEBHOOK_QUEUE, WebhookQueue } from 'src/modules/webhooks/delivery/webho
 
 const webhookQueue = BullModule.registerQueue({ name: WEBHOOK_QUEUE });
 
-/** The webhooks queue and the deliveries' repository: for the API (redelivery) and the workers. */
+/**
+ * The webhooks queue, with the deliveries' repository whose order `WebhookQueue.enqueueDue` reads: for
+ * the API (redelivery) and the workers, which claim and settle through the same repository.
+ */
 @Module({
   imports: [BullRootModule, webhookQueue],
   providers: [WebhookQueue, DeliveriesRepository],
