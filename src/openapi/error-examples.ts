@@ -5,8 +5,7 @@ import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
-import { DeliveryErrors } from 'src/modules/webhooks/webhook-deliveries.service.js';
-import { WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
+import { DeliveryErrors, WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
 
 type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

@@ -188,3 +188,46 @@ export async function termVersions(sql: pg.Pool, datasetSeq: string): Promise<Re
   );
   return Object.fromEntries(rows.map(({ term, version }) => [term, BigInt(version)]));
 }
+
+export async function insertWebhook(
+  sql: pg.Pool,
+  accountId: string,
+  {
+    active = true,
+    previousSecretExpiresInSeconds = null,
+  }: { active?: boolean; previousSecretExpiresInSeconds?: number | null } = {},
+): Promise<string> {
+  const id = newId('wh');
+  await sql.query(
+    `INSERT INTO webhooks (id, account_id, url, events, active, secret, previous_secret, previous_secret_expires_at)
+     VALUES ($1, $2, 'https://receiver.example/hooks', '{dataset.updated}', $3, 'whsec_new', $4,
+             now() + make_interval(secs => $5))`,
+    [
+      id,
+      accountId,
+      active,
+      previousSecretExpiresInSeconds === null ? null : 'whsec_old',
+      previousSecretExpiresInSeconds,
+    ],
+  );
+  return id;
+}
+
+/** A delivery of an event about `resourceId`, inserted after every earlier one (its `seq` is larger). */
+export async function insertDelivery(
+  sql: pg.Pool,
+  webhookId: string,
+  resourceId: string,
+  {
+    status = 'pending',
+    attempts = 0,
+  }: { status?: 'pending' | 'delivered' | 'failed'; attempts?: number } = {},
+): Promise<string> {
+  const id = newId('dlv');
+  await sql.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event, resource_id, body, status, attempts, next_attempt_at)
+     VALUES ($1, $2, $3, 'dataset.updated', $4, '{}', $5, $6, now() - interval '1 second')`,
+    [id, webhookId, newId('evt'), resourceId, status, attempts],
+  );
+  return id;
+}

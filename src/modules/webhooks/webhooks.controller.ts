@@ -13,7 +13,8 @@ import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
-import type { DeliveryLogEntry } from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
+import type { DeliveryLogEntry } from 'src/modules/webhooks/delivery-log.repository.js';
+import { DeliveryLogService } from 'src/modules/webhooks/delivery-log.service.js';
 import {
   CreateWebhookDto,
   DeliveryListResponseDto,
@@ -28,9 +29,9 @@ import {
   WebhookListResponseDto,
   WebhookResponseDto,
 } from 'src/modules/webhooks/dto/webhook.dto.js';
-import { WebhookDeliveriesService } from 'src/modules/webhooks/webhook-deliveries.service.js';
 import type { WebhookEvent } from 'src/modules/webhooks/webhook-events.js';
 import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
+import { TestDeliveryService } from 'src/modules/webhooks/test-delivery.service.js';
 import { WEBHOOK_CREATED_REPLAY, WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
 
 /** A webhook as the API shows it; its secret only where it was just made (`withSecret`). */
@@ -86,7 +87,8 @@ const WRITE_ERRORS = {
 export class WebhooksController {
   constructor(
     private readonly webhooks: WebhooksService,
-    private readonly deliveries: WebhookDeliveriesService,
+    private readonly deliveryLog: DeliveryLogService,
+    private readonly testDeliveries: TestDeliveryService,
   ) {}
 
   @Post('test')
@@ -105,7 +107,7 @@ export class WebhooksController {
     @CurrentAccount() caller: AccountPrincipal,
     @Body() body: TestWebhookDto,
   ): Promise<TestDeliveryResponseDto> {
-    const { event, delivered, result } = await this.deliveries.test(
+    const { event, delivered, result } = await this.testDeliveries.test(
       caller,
       body.webhook_id,
       body.event as WebhookEvent,
@@ -239,7 +241,7 @@ export class WebhooksController {
     @Param('webhook_id') webhookId: string,
     @Query() query: ListDeliveriesQueryDto,
   ): Promise<DeliveryListResponseDto> {
-    const page = await this.deliveries.list(caller, webhookId, query);
+    const page = await this.deliveryLog.list(caller, webhookId, query);
     return listEnvelope(
       'deliveries',
       { items: page.items.map(toDeliveryResponse), total: page.total },
@@ -263,6 +265,6 @@ export class WebhooksController {
     @Param('webhook_id') webhookId: string,
     @Param('delivery_id') deliveryId: string,
   ): Promise<DeliveryResponseDto> {
-    return toDeliveryResponse(await this.deliveries.redeliver(caller, webhookId, deliveryId));
+    return toDeliveryResponse(await this.deliveryLog.redeliver(caller, webhookId, deliveryId));
   }
 }

@@ -36,3 +36,10 @@ export const WebhookErrors = {
   invalidUrl: (issue: string) =>
     new AppError(400, 'invalid_webhook_url', `Invalid webhook url: ${issue}`, { field: 'url', issue }),
 };
+
+export const DeliveryErrors = {
+  notFound: (deliveryId: string) =>
+    new AppError(404, 'delivery_not_found', `Delivery "${deliveryId.slice(0, 64)}" not found`, {
+      delivery_id: deliveryId.slice(0, 64),
+    }),
+};

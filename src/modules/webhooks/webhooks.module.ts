@@ -1,14 +1,25 @@
 import { Module } from '@nestjs/common';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
-import { WebhookDeliveriesService } from 'src/modules/webhooks/webhook-deliveries.service.js';
+import { DeliveryLogRepository } from 'src/modules/webhooks/delivery-log.repository.js';
+import { DeliveryLogService } from 'src/modules/webhooks/delivery-log.service.js';
+import { TestDeliveryService } from 'src/modules/webhooks/test-delivery.service.js';
 import { WebhooksController } from 'src/modules/webhooks/webhooks.controller.js';
 import { WebhooksRepository } from 'src/modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
 
-/** Webhook subscriptions and the delivery of the account's events to them (docs/webhooks.md). */
+/**
+ * The webhooks API (docs/webhooks.md): subscriptions, the delivery log with redelivery, and test
+ * deliveries. Workers deliver through `WebhookDeliveryModule`.
+ */
 @Module({
   imports: [WebhookQueueModule],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhooksRepository, WebhookDeliveriesService],
+  providers: [
+    WebhooksService,
+    WebhooksRepository,
+    DeliveryLogRepository,
+    DeliveryLogService,
+    TestDeliveryService,
+  ],
 })
 export class WebhooksModule {}

@@ -1,14 +1,24 @@
 import { Module } from '@nestjs/common';
-import { WebhookDeliveryService } from 'src/modules/webhooks/delivery/webhook-delivery.service.js';
-import { WebhookDispatcher } from 'src/modules/webhooks/delivery/webhook-dispatcher.js';
+import { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
+import { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
+import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
+import { WebhookDeliveryProcessor } from 'src/modules/webhooks/delivery/webhook-delivery.processor.js';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
 
 /**
- * Delivering the account's events to webhooks: the dispatcher, the queue's processor and the sweep.
+ * Delivering the account's events to webhooks, the workers' side: the queue's processor and the
+ * attempts it runs, and the loops that dispatch the outbox, sweep for lost jobs and purge.
  * Imported only where documents are processed too: ROLE `all` (default) or `worker`.
  */
 @Module({
   imports: [WebhookQueueModule],
-  providers: [WebhookDeliveryService, WebhookDispatcher],
+  providers: [
+    OutboxRepository,
+    OutboxDispatchService,
+    DeliveryAttemptService,
+    DeliveryLoopsService,
+    WebhookDeliveryProcessor,
+  ],
 })
 export class WebhookDeliveryModule {}

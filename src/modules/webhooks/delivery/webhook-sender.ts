@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { AppConfig } from 'src/config/app-config.js';
 import { type AddressPolicy, checkedAddress } from 'src/modules/webhooks/delivery/safe-address.js';
+import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
 
 /** The most of a receiver's answer kept for the delivery log. */
 export const RESPONSE_BYTES_KEPT = 1_024;
@@ -14,6 +16,34 @@ export interface SendResult {
   error: string | null;
   /** The start of the answer's body, up to `RESPONSE_BYTES_KEPT` bytes. */
   responseBody: string | null;
+}
+
+/** The headers of one attempt: the contract's, and the signatures of every secret still signing. */
+export function deliveryHeaders(
+  attempt: { event: string; eventId: string; body: string; secrets: readonly string[]; attemptId: string },
+  at: Date = new Date(),
+): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': 'SERVICE-Webhooks/1.0',
+    'X-SERVICE-Event': attempt.event,
+    'X-SERVICE-Delivery': attempt.attemptId,
+    ...signDelivery(attempt.eventId, attempt.body, attempt.secrets, at),
+  };
+}
+
+/** Where deliveries may connect (docs/webhooks.md, SSRF): loopback only outside production. */
+export function deliveryPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhooks'>): AddressPolicy {
+  return { allowLoopback: config.nodeEnv !== 'production', allowPrivate: config.webhooks.allowPrivate };
+}
+
+/** What an attempt's answer means, as the contract's table has it. */
+export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' {
+  const status = result.statusCode;
+  if (status !== null && status >= 200 && status < 300) return 'delivered';
+  // 4xx: the receiver refuses it, and will again; 3xx: redirects are not followed, so the same.
+  if (status !== null && status < 500) return 'failed';
+  return 'retry'; // 5xx, a timeout, no connection, a refused address
 }
 
 /**

@@ -3,47 +3,22 @@ import type { Logger } from 'pino';
 import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import type { AddressPolicy } from 'src/modules/webhooks/delivery/safe-address.js';
-import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
+import { TransactionRunner, type Tx } from 'src/database/transaction.js';
+import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import {
-  type ClaimedDelivery,
-  WebhookDeliveriesRepository,
-} from 'src/modules/webhooks/delivery/webhook-deliveries.repository.js';
-import { type SendResult, sendDelivery } from 'src/modules/webhooks/delivery/webhook-sender.js';
+  deliveryHeaders,
+  deliveryPolicy,
+  outcomeOf,
+  sendDelivery,
+} from 'src/modules/webhooks/delivery/webhook-sender.js';
 import { type DeliverJob, WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 
 /** A webhook failing more than this share of its deliveries over 24 hours is disabled. */
 const DISABLE_ABOVE_FAILURE_RATE = 0.8;
+/** Due deliveries of the webhook queued when one of its deliveries ends. */
+const NEXT_IN_LINE_BATCH = 100;
 /** Time an attempt may take beyond its timeout before the sweep may try the delivery again. */
 const LEASE_MARGIN_MS = 30_000;
-
-/** The headers of one attempt: the contract's, and the signatures of every secret still signing. */
-export function deliveryHeaders(
-  attempt: { event: string; eventId: string; body: string; secrets: readonly string[]; attemptId: string },
-  at: Date = new Date(),
-): Record<string, string> {
-  return {
-    'Content-Type': 'application/json',
-    'User-Agent': 'SERVICE-Webhooks/1.0',
-    'X-SERVICE-Event': attempt.event,
-    'X-SERVICE-Delivery': attempt.attemptId,
-    ...signDelivery(attempt.eventId, attempt.body, attempt.secrets, at),
-  };
-}
-
-/** Where deliveries may connect (docs/webhooks.md, SSRF): loopback only outside production. */
-export function deliveryPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhooks'>): AddressPolicy {
-  return { allowLoopback: config.nodeEnv !== 'production', allowPrivate: config.webhooks.allowPrivate };
-}
-
-/** What an attempt's answer means, as the contract's table has it. */
-export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' {
-  const status = result.statusCode;
-  if (status !== null && status >= 200 && status < 300) return 'delivered';
-  // 4xx: the receiver refuses it, and will again; 3xx: redirects are not followed, so the same.
-  if (status !== null && status < 500) return 'failed';
-  return 'retry'; // 5xx, a timeout, no connection, a refused address
-}
 
 /**
  * One attempt of a delivery, from its claim to what follows: delivered; failed for good (a 4xx, or
@@ -52,10 +27,11 @@ export function outcomeOf(result: SendResult): 'delivered' | 'retry' | 'failed' 
  * arrive in the order they happened, retries included).
  */
 @Injectable()
-export class WebhookDeliveryService {
+export class DeliveryAttemptService {
   constructor(
-    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
+    private readonly transactions: TransactionRunner,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -90,25 +66,39 @@ export class WebhookDeliveryService {
     };
     if (retry) {
       const delayMs = delays[claimed.attempt - 1] * 1000;
-      await this.deliveries.settle(record, { retryAt: new Date(Date.now() + delayMs) });
+      const retryAt = new Date(Date.now() + delayMs);
+      await this.transactions.run((tx) => this.deliveries.settle(tx, record, { retryAt }));
       await this.queue.enqueue([{ deliveryId: claimed.id, attempts: claimed.attempt }], delayMs);
       return;
     }
-    await this.deliveries.settle(record, { status: outcome === 'delivered' ? 'delivered' : 'failed' });
-    if (outcome !== 'delivered') await this.disableIfFailing(claimed);
-    await this.queue.enqueue(await this.deliveries.due(100, [claimed.webhookId]));
+    if (outcome === 'delivered') {
+      await this.transactions.run((tx) => this.deliveries.settle(tx, record, { status: 'delivered' }));
+    } else {
+      // The failure and the disabling it may cause commit together: no one sees the one without the other.
+      const disabled = await this.transactions.run(async (tx) => {
+        await this.deliveries.lockForFailure(tx, claimed.webhookId);
+        await this.deliveries.settle(tx, record, { status: 'failed' });
+        return this.disableIfFailing(tx, claimed.webhookId);
+      });
+      if (disabled) {
+        this.logger.warn(
+          { webhook_id: claimed.webhookId, ...disabled },
+          'webhook disabled for failing deliveries',
+        );
+      }
+    }
+    await this.queue.enqueueDue(NEXT_IN_LINE_BATCH, [claimed.webhookId]);
   }
 
-  private async disableIfFailing(delivery: ClaimedDelivery): Promise<void> {
-    const { ended, failed } = await this.deliveries.recentOutcomes(delivery.webhookId);
+  /** Disables the webhook when its failures pass the rule; what they were, if it did. */
+  private async disableIfFailing(
+    tx: Tx,
+    webhookId: string,
+  ): Promise<{ ended: number; failed: number } | null> {
+    const { ended, failed } = await this.deliveries.recentOutcomes(tx, webhookId);
     if (ended < this.config.webhooks.disableAfterDeliveries || failed / ended <= DISABLE_ABOVE_FAILURE_RATE)
-      return;
+      return null;
     const reason = `${failed} of its ${ended} deliveries in the last 24 hours failed`;
-    if (await this.deliveries.disable(delivery.webhookId, reason)) {
-      this.logger.warn(
-        { webhook_id: delivery.webhookId, ended, failed },
-        'webhook disabled for failing deliveries',
-      );
-    }
+    return (await this.deliveries.disable(tx, webhookId, reason)) ? { ended, failed } : null;
   }
 }
