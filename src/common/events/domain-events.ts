@@ -44,7 +44,7 @@ export type DomainEventName = keyof DomainEventMap;
 /**
  * The outbox of the account's events: each is written in the transaction of the change that causes
  * it, so that a change and its event commit together or not at all, and none is lost when a process
- * dies after the commit. Webhook delivery reads them from there (`WebhookDispatcher`).
+ * dies after the commit. Webhook delivery reads them from there (`OutboxDispatchService`).
  */
 @Injectable()
 export class EventOutbox {
