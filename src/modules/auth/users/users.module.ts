@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AccountsModule } from 'src/modules/auth/accounts.module.js';
+import { AccountsModule } from 'src/modules/auth/accounts/accounts.module.js';
 import { OAuthGrantsModule } from 'src/modules/auth/oauth/oauth-grants.module.js';
 import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
 import { UsersRepository } from 'src/modules/auth/users/users.repository.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
 import { TransactionRunner } from 'src/database/transaction.js';
-import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
+import { AccountsRepository } from 'src/modules/auth/accounts/accounts.repository.js';
 import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
 import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
 import { generatePassword, hashPassword, passwordIssue } from 'src/modules/auth/users/passwords.js';
