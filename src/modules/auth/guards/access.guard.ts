@@ -7,7 +7,7 @@ import { ANONYMOUS, AuthTier, isAuthenticated } from 'src/modules/auth/auth.type
 import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 
 /**
- * Last global guard: applies the route's declared access rule. Deny by default: the app refuses to
+ * The last of the global guards (GLOBAL_GUARDS): applies the route's declared access rule. Deny by default: the app refuses to
  * boot when a route declares none, and such a route would be refused to everybody anyway.
  */
 @Injectable()

@@ -18,8 +18,8 @@ export interface EarlyStart {
 export const StartsEarly = (type: Type<EarlyStart>) => SetMetadata(EARLY_START, type);
 
 /**
- * Second of the global guards, between authentication and the rate limit: the only point of Nest's
- * pipeline between the two. It refuses nothing. For callers who authenticated (never anonymous ones,
+ * A global guard between authentication and the rate limit (GLOBAL_GUARDS): the only point of
+ * Nest's pipeline between the two. It refuses nothing. For callers who authenticated (never anonymous ones,
  * nor a request whose credential failed), it starts the route's early work, if the route declares
  * some.
  */

@@ -3,8 +3,8 @@ import { ModuleRef, Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ANONYMOUS, AuthTier, type Principal } from 'src/modules/auth/auth.types.js';
-import { type EarlyStart, EarlyStartGuard, StartsEarly } from 'src/modules/auth/early-start.js';
-import { strictMock } from '../../../test/utils/strict-mock.js';
+import { type EarlyStart, EarlyStartGuard, StartsEarly } from 'src/modules/auth/guards/early-start.guard.js';
+import { strictMock } from '../../../../test/utils/strict-mock.js';
 
 const started: Request[] = [];
 
