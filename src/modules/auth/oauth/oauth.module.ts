@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AuthorizationService } from 'src/modules/auth/oauth/authorization.service.js';
 import { AuthorizeController } from 'src/modules/auth/oauth/authorize.controller.js';
-import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
-import { OAuthGrantsModule } from 'src/modules/auth/oauth/oauth-grants.module.js';
+import { OAuthClientsModule } from 'src/modules/auth/oauth/clients/oauth-clients.module.js';
+import { OAuthGrantsModule } from 'src/modules/auth/oauth/grants/oauth-grants.module.js';
 import { OAuthController } from 'src/modules/auth/oauth/oauth.controller.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from 'src/modules/auth/accounts/accounts.module.js';
-import { OAuthGrantsModule } from 'src/modules/auth/oauth/oauth-grants.module.js';
+import { OAuthGrantsModule } from 'src/modules/auth/oauth/grants/oauth-grants.module.js';
 import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
 import { UsersRepository } from 'src/modules/auth/users/users.repository.js';
 import { UsersService } from 'src/modules/auth/users/users.service.js';
