@@ -3,7 +3,7 @@ import { newId } from 'src/common/ids/ids.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import { AccountsRepository } from 'src/modules/auth/accounts/accounts.repository.js';
 import { GrantRevocationService } from 'src/modules/auth/oauth/grants/grant-revocation.service.js';
-import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
+import { SessionStore } from 'src/modules/auth/sessions/store/session-store.js';
 import { generatePassword, hashPassword, passwordIssue } from 'src/modules/auth/users/passwords.js';
 import { isRole, type Role } from 'src/modules/auth/users/roles.js';
 import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
