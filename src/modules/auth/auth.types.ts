@@ -74,16 +74,6 @@ export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
 }
 
-/**
- * The names of an account's datasets, for the OAuth consent page, where a person picks the datasets a
- * grant covers. The datasets module provides it (it owns the table, and imports this module).
- */
-export interface DatasetDirectory {
-  namesOf(accountId: string): Promise<{ id: string; name: string }[]>;
-}
-
-export const DATASET_DIRECTORY = Symbol('DATASET_DIRECTORY');
-
 declare module 'express-serve-static-core' {
   interface Request {
     /** Set by AuthenticationGuard on every request that reaches a controller. */

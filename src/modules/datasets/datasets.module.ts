@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DATASET_DIRECTORY } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsController } from 'src/modules/datasets/datasets.controller.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
@@ -8,12 +7,7 @@ import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 @Module({
   imports: [ChunkIndexModule],
   controllers: [DatasetsController],
-  providers: [
-    DatasetsService,
-    DatasetsRepository,
-    // The OAuth consent page lists the account's datasets (resolved at run time: auth cannot import us).
-    { provide: DATASET_DIRECTORY, useExisting: DatasetsRepository },
-  ],
+  providers: [DatasetsService, DatasetsRepository],
   exports: [DatasetsService, DatasetsRepository],
 })
 export class DatasetsModule {}

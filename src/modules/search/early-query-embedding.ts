@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { EarlyStart } from 'src/modules/auth/guards/early-start.guard.js';
+import type { EarlyStart } from 'src/modules/auth/guards/early-start.seam.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 

@@ -1,11 +1,5 @@
 import type { ExecutionContext, Provider, Type } from '@nestjs/common';
-import {
-  APP_GUARD,
-  type DiscoveryService,
-  type MetadataScanner,
-  type ModuleRef,
-  Reflector,
-} from '@nestjs/core';
+import { APP_GUARD, type DiscoveryService, type MetadataScanner, Reflector } from '@nestjs/core';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
@@ -15,7 +9,8 @@ import { AuthTier, type Principal, type Scope, type TokenVerifier } from 'src/mo
 import { AccessGuard } from 'src/modules/auth/guards/access.guard.js';
 import { AuthenticationGuard } from 'src/modules/auth/guards/authentication.guard.js';
 import { BearerStrategy } from 'src/modules/auth/guards/bearer.strategy.js';
-import { type EarlyStart, EarlyStartGuard, StartsEarly } from 'src/modules/auth/guards/early-start.guard.js';
+import { EarlyStartGuard, StartsEarly } from 'src/modules/auth/guards/early-start.guard.js';
+import { type EarlyStart, EarlyStartSeam } from 'src/modules/auth/guards/early-start.seam.js';
 import type { SessionsService } from 'src/modules/auth/sessions/sessions.service.js';
 import { strictMock } from '../../../../test/utils/strict-mock.js';
 
@@ -92,6 +87,8 @@ async function guards(options: { scopes: Scope[]; overBudget?: boolean }) {
   );
   const rateLimit = new RateLimitGuard(rateLimitOptions(limits, storage), storage, reflector);
   await rateLimit.onModuleInit();
+  const earlyStarts = new EarlyStartSeam();
+  earlyStarts.bind(RecordsStart, new RecordsStart());
   const config = { sessions: { secureCookie: true }, publicBaseUrl: null } as unknown as AppConfig;
   const instances = new Map<Type, { canActivate(context: ExecutionContext): boolean | Promise<boolean> }>([
     [AuthenticationGuard, new AuthenticationGuard(reflector, strictMock<SessionsService>({}), config)],
@@ -99,7 +96,9 @@ async function guards(options: { scopes: Scope[]; overBudget?: boolean }) {
       EarlyStartGuard,
       new EarlyStartGuard(
         reflector,
-        strictMock<ModuleRef>({ get: (() => new RecordsStart()) as unknown as ModuleRef['get'] }),
+        earlyStarts,
+        strictMock<DiscoveryService>({}),
+        strictMock<MetadataScanner>({}),
       ),
     ],
     [RateLimitGuard, rateLimit],

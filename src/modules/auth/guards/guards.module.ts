@@ -7,6 +7,7 @@ import { AccessGuard } from 'src/modules/auth/guards/access.guard.js';
 import { AuthenticationGuard } from 'src/modules/auth/guards/authentication.guard.js';
 import { BearerStrategy, TOKEN_VERIFIERS } from 'src/modules/auth/guards/bearer.strategy.js';
 import { EarlyStartGuard } from 'src/modules/auth/guards/early-start.guard.js';
+import { EarlyStartSeam } from 'src/modules/auth/guards/early-start.seam.js';
 import { OAuthModule } from 'src/modules/auth/oauth/oauth.module.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
 import { RateLimitGuard } from 'src/modules/auth/rate-limits/rate-limit.guard.js';
@@ -34,10 +35,12 @@ export const GLOBAL_GUARDS = [AuthenticationGuard, EarlyStartGuard, RateLimitGua
       inject: [ApiKeysService, TokensService],
       useFactory: (...verifiers: unknown[]) => verifiers,
     },
+    EarlyStartSeam,
     AuthenticationGuard,
     EarlyStartGuard,
     AccessGuard,
     ...GLOBAL_GUARDS.map((guard) => ({ provide: APP_GUARD, useExisting: guard })),
   ],
+  exports: [EarlyStartSeam],
 })
 export class GuardsModule {}
