@@ -14,8 +14,8 @@ import { type EarlyStart, EarlyStartSeam } from 'src/modules/auth/guards/early-s
 import type { SessionsService } from 'src/modules/auth/sessions/sessions.service.js';
 import { strictMock } from '../../../../test/utils/strict-mock.js';
 
-// @nestjs/throttler is CommonJS, which Jest's ESM runtime loads only once @nestjs/common has run: the
-// modules that import it come after the static imports.
+// @nestjs/throttler is CommonJS, which Jest's ESM runtime loads only once @nestjs/common and
+// @nestjs/core have run: the modules that import it come after the static imports.
 const { GLOBAL_GUARDS, GuardsModule } = await import('src/modules/auth/guards/guards.module.js');
 const { RateLimitGuard } = await import('src/modules/auth/rate-limits/rate-limit.guard.js');
 const { rateLimitOptions } = await import('src/modules/auth/rate-limits/rate-limits.module.js');
