@@ -16,10 +16,6 @@ import { type TokenResponse, TokensService } from 'src/modules/auth/oauth/tokens
 const FORM = 'application/x-www-form-urlencoded';
 
 /**
- * Browser-based clients call these across origins with no credentials a browser adds by itself
- * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
- */
-/**
  * Metadata derived from the request's Host (no PUBLIC_BASE_URL) is not for a shared cache to keep and
  * hand to a client that came by another name.
  */
@@ -28,6 +24,10 @@ function metadataHeaders(response: Response, config: AppConfig): void {
   if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store').vary('Host');
 }
 
+/**
+ * Browser-based clients call these across origins with no credentials a browser adds by itself
+ * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
+ */
 function allowAnyOrigin(response: Response): void {
   response.set({
     'Access-Control-Allow-Origin': '*',
