@@ -14,10 +14,12 @@ import { ConfigModule } from 'src/config/config.module.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { AuthModule } from 'src/modules/auth/auth.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
+import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DocumentsModule } from 'src/modules/documents/documents.module.js';
 import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 import { McpModule } from 'src/modules/mcp/mcp.module.js';
+import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
 import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
@@ -56,6 +58,8 @@ export class AppModule {
         { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor },
         { provide: APP_INTERCEPTOR, useClass: UnknownQueryInterceptor },
         { provide: APP_INTERCEPTOR, useClass: LocationInterceptor },
+        // Auth imports no feature: what it needs of them is bound here, where both are imported.
+        AuthModule.bind({ datasetDirectory: DatasetsRepository, earlyStarts: [EarlyQueryEmbedding] }),
       ],
     };
   }

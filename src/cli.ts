@@ -11,14 +11,14 @@ import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
 import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
-import { ApiKeysModule } from 'src/modules/auth/api-keys.module.js';
-import { ApiKeysService } from 'src/modules/auth/api-keys.service.js';
+import { ApiKeysModule } from 'src/modules/auth/api-keys/api-keys.module.js';
+import { ApiKeysService } from 'src/modules/auth/api-keys/api-keys.service.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
 import { REDIS, type Redis, RedisModule } from 'src/common/redis/redis.module.js';
 import { UsersModule } from 'src/modules/auth/users/users.module.js';
-import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
-import { ClientsService } from 'src/modules/auth/oauth/clients.service.js';
+import { OAuthClientsModule } from 'src/modules/auth/oauth/clients/oauth-clients.module.js';
+import { ClientsService } from 'src/modules/auth/oauth/clients/clients.service.js';
 import { UsersService } from 'src/modules/auth/users/users.service.js';
 
 const USAGE = `Usage:

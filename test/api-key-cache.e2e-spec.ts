@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import type { AppConfig } from 'src/config/app-config.js';
-import { ApiKeyCache } from 'src/modules/auth/api-key-cache.js';
+import { ApiKeyCache } from 'src/modules/auth/api-keys/api-key-cache.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
 

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import type { AppConfig } from 'src/config/app-config.js';
-import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/client-metadata.js';
+import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/clients/client-metadata.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
 import { sessionCookieName } from 'src/modules/auth/sessions/session-cookie.js';

@@ -1,13 +1,2 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-
-@Entity('accounts')
-export class AccountEntity {
-  @PrimaryColumn('text')
-  id!: string;
-
-  @Column('text')
-  name!: string;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-}
+// The path src/database/entities.ts imports the entity by; the entity is the accounts module's.
+export { AccountEntity } from 'src/modules/auth/accounts/account.entity.js';

@@ -1,23 +1,2 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-
-@Entity('api_keys')
-export class ApiKeyEntity {
-  @PrimaryColumn('text')
-  id!: string;
-
-  @Column('text', { name: 'account_id' })
-  accountId!: string;
-
-  /** SHA-256 of the key's secret part; the key itself is shown once, at creation. */
-  @Column('bytea', { name: 'secret_hash' })
-  secretHash!: Buffer;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @Column('timestamptz', { name: 'last_used_at', nullable: true })
-  lastUsedAt!: Date | null;
-
-  @Column('timestamptz', { name: 'revoked_at', nullable: true })
-  revokedAt!: Date | null;
-}
+// The path src/database/entities.ts imports the entity by; the entity is the API keys module's.
+export { ApiKeyEntity } from 'src/modules/auth/api-keys/api-key.entity.js';

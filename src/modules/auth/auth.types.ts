@@ -67,24 +67,12 @@ export function isAuthenticated(principal: Principal): principal is AccountPrinc
 
 /**
  * Checks bearer tokens of one kind, recognised by their prefix (`svc_sk_` API keys, `svc_at_` OAuth
- * access tokens). A new tier plugs in by providing another verifier under TOKEN_VERIFIERS.
+ * access tokens). A new tier plugs in by adding its verifier to GuardsModule's TOKEN_VERIFIERS.
  */
 export interface TokenVerifier {
   readonly prefix: string;
   verify(token: string): Promise<Principal>;
 }
-
-export const TOKEN_VERIFIERS = Symbol('TOKEN_VERIFIERS');
-
-/**
- * The names of an account's datasets, for the OAuth consent page, where a person picks the datasets a
- * grant covers. The datasets module provides it (it owns the table, and imports this module).
- */
-export interface DatasetDirectory {
-  namesOf(accountId: string): Promise<{ id: string; name: string }[]>;
-}
-
-export const DATASET_DIRECTORY = Symbol('DATASET_DIRECTORY');
 
 declare module 'express-serve-static-core' {
   interface Request {

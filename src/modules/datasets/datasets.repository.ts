@@ -1,4 +1,4 @@
-import type { DatasetDirectory } from 'src/modules/auth/auth.types.js';
+import type { DatasetDirectory } from 'src/modules/auth/oauth/dataset-directory.seam.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';

@@ -12,7 +12,7 @@ import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { Auth, CurrentPrincipal, Public, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import { isAuthenticated, type Principal } from 'src/modules/auth/auth.types.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
-import { AnswersRateLimit } from 'src/modules/auth/rate-limit.guard.js';
+import { AnswersRateLimit } from 'src/modules/auth/rate-limits/rate-limit.guard.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { jsonRpcError } from 'src/modules/mcp/json-rpc.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { EarlyStart } from 'src/modules/auth/early-start.js';
+import type { EarlyStart } from 'src/modules/auth/guards/early-start.seam.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 
@@ -16,9 +16,9 @@ declare global {
 /**
  * Starts a search's query embedding as soon as its caller has authenticated, rather than after the
  * rate limit's round trip to Redis and the body's validation: the embedding is the longest step of a
- * search, and nothing before the database can start without it (on the benchmark machine it starts
- * about 0.8 ms sooner). Only when the embedder is idle: a refused request then costs one embedding
- * that delayed nobody, and a caller over its limit cannot queue work ahead of anyone else's.
+ * search, and nothing before the database can start without it (docs/search.md). Only when the
+ * embedder is idle: a refused request then costs one embedding that delayed nobody, and a caller over
+ * its limit cannot queue work ahead of anyone else's.
  */
 @Injectable()
 export class EarlyQueryEmbedding implements EarlyStart {

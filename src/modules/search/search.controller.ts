@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { ApiErrors, type ErrorCodesByStatus } from 'src/common/http/api-errors.decorator.js';
 import { CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
-import { StartsEarly } from 'src/modules/auth/early-start.js';
+import { StartsEarly } from 'src/modules/auth/guards/early-start.guard.js';
 import {
   BatchQueryDto,
   BatchQueryResponseDto,

@@ -1,18 +1,17 @@
 import { Body, Controller, Get, Inject, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppError } from 'src/common/errors/app-error.js';
 import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { Public, SignedIn } from 'src/modules/auth/auth.decorators.js';
-import { DATASET_DIRECTORY, type DatasetDirectory } from 'src/modules/auth/auth.types.js';
 import {
   AuthorizationPageError,
   AuthorizationRedirectError,
   AuthorizationService,
   grantable,
 } from 'src/modules/auth/oauth/authorization.service.js';
+import { DatasetDirectorySeam } from 'src/modules/auth/oauth/dataset-directory.seam.js';
 import { OAuthPageExceptionFilter } from 'src/modules/auth/oauth/oauth.errors.js';
 import { consentPage, errorPage, sendPage, signInPage } from 'src/modules/auth/oauth/pages.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
@@ -39,7 +38,7 @@ export class AuthorizeController {
   constructor(
     private readonly authorization: AuthorizationService,
     private readonly sessions: SessionsService,
-    private readonly modules: ModuleRef,
+    private readonly datasets: DatasetDirectorySeam,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -67,7 +66,6 @@ export class AuthorizeController {
       );
     }
     const requestId = await this.authorization.awaitConsent(checked, signedIn.user);
-    const directory = this.modules.get<DatasetDirectory>(DATASET_DIRECTORY, { strict: false });
     sendPage(
       response,
       200,
@@ -79,7 +77,7 @@ export class AuthorizeController {
         userEmail: signedIn.user.email,
         scopes: grantable(checked.scopes, signedIn.user),
         withheld: checked.scopes.filter((scope) => !grantable([scope], signedIn.user).length),
-        datasets: await directory.namesOf(signedIn.user.accountId),
+        datasets: await this.datasets.namesOf(signedIn.user.accountId),
       }),
     );
   }
@@ -146,8 +144,9 @@ export class AuthorizeController {
     const ids = [body.dataset_ids ?? []].flat().filter((id): id is string => typeof id === 'string');
     let datasetIds: string[] | null = null;
     if (chosen) {
-      const directory = this.modules.get<DatasetDirectory>(DATASET_DIRECTORY, { strict: false });
-      const own = new Set((await directory.namesOf(signedIn.user.accountId)).map((dataset) => dataset.id));
+      const own = new Set(
+        (await this.datasets.namesOf(signedIn.user.accountId)).map((dataset) => dataset.id),
+      );
       datasetIds = [...new Set(ids.filter((id) => own.has(id)))];
     }
     const redirect = await this.authorization.decide(

@@ -5,8 +5,8 @@ import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { Public } from 'src/modules/auth/auth.decorators.js';
 import { SCOPES } from 'src/modules/auth/auth.types.js';
-import { AUTH_METHODS, GRANT_TYPES } from 'src/modules/auth/oauth/client-metadata.js';
-import { ClientsService, type RegisteredClient } from 'src/modules/auth/oauth/clients.service.js';
+import { AUTH_METHODS, GRANT_TYPES } from 'src/modules/auth/oauth/clients/client-metadata.js';
+import { ClientsService, type RegisteredClient } from 'src/modules/auth/oauth/clients/clients.service.js';
 import { OAuthErrors, OAuthExceptionFilter } from 'src/modules/auth/oauth/oauth.errors.js';
 import { OAuthParameters } from 'src/modules/auth/oauth/parameters.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
@@ -16,10 +16,6 @@ import { type TokenResponse, TokensService } from 'src/modules/auth/oauth/tokens
 const FORM = 'application/x-www-form-urlencoded';
 
 /**
- * Browser-based clients call these across origins with no credentials a browser adds by itself
- * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
- */
-/**
  * Metadata derived from the request's Host (no PUBLIC_BASE_URL) is not for a shared cache to keep and
  * hand to a client that came by another name.
  */
@@ -28,6 +24,10 @@ function metadataHeaders(response: Response, config: AppConfig): void {
   if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store').vary('Host');
 }
 
+/**
+ * Browser-based clients call these across origins with no credentials a browser adds by itself
+ * (client secrets and tokens travel in the body or the Authorization header), so any origin may.
+ */
 function allowAnyOrigin(response: Response): void {
   response.set({
     'Access-Control-Allow-Origin': '*',

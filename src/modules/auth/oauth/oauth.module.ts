@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { AuthorizationService } from 'src/modules/auth/oauth/authorization.service.js';
 import { AuthorizeController } from 'src/modules/auth/oauth/authorize.controller.js';
-import { OAuthClientsModule } from 'src/modules/auth/oauth/oauth-clients.module.js';
-import { OAuthGrantsModule } from 'src/modules/auth/oauth/oauth-grants.module.js';
+import { DatasetDirectorySeam } from 'src/modules/auth/oauth/dataset-directory.seam.js';
+import { OAuthClientsModule } from 'src/modules/auth/oauth/clients/oauth-clients.module.js';
+import { OAuthGrantsModule } from 'src/modules/auth/oauth/grants/oauth-grants.module.js';
 import { OAuthController } from 'src/modules/auth/oauth/oauth.controller.js';
 import { RegistrationThrottle } from 'src/modules/auth/oauth/registration-throttle.js';
 import { TokensService } from 'src/modules/auth/oauth/tokens.service.js';
@@ -15,7 +16,7 @@ import { SessionsModule } from 'src/modules/auth/sessions/sessions.module.js';
 @Module({
   imports: [SessionsModule, OAuthClientsModule, OAuthGrantsModule],
   controllers: [OAuthController, AuthorizeController],
-  providers: [AuthorizationService, RegistrationThrottle, TokensService],
-  exports: [TokensService],
+  providers: [AuthorizationService, RegistrationThrottle, TokensService, DatasetDirectorySeam],
+  exports: [TokensService, DatasetDirectorySeam],
 })
 export class OAuthModule {}

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { networkOf } from 'src/modules/auth/rate-limits.js';
-import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
+import { networkOf } from 'src/modules/auth/rate-limits/rate-limits.js';
+import { RedisThrottlerStorage } from 'src/modules/auth/rate-limits/redis-throttler.storage.js';
 
 const WINDOW_MS = 3_600_000;
 

@@ -3,14 +3,14 @@ import { CommonErrors } from 'src/common/errors/app-error.js';
 import { newId, randomBase62 } from 'src/common/ids/ids.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { AuthTier, type Principal, type Scope, type TokenVerifier } from 'src/modules/auth/auth.types.js';
-import type { OAuthClient } from 'src/modules/auth/oauth/clients.repository.js';
-import { parseScopes } from 'src/modules/auth/oauth/client-metadata.js';
+import type { OAuthClient } from 'src/modules/auth/oauth/clients/clients.repository.js';
+import { parseScopes } from 'src/modules/auth/oauth/clients/client-metadata.js';
 import {
   type Grant,
   GrantsRepository,
   type NewToken,
   type TokenKind,
-} from 'src/modules/auth/oauth/grants.repository.js';
+} from 'src/modules/auth/oauth/grants/grants.repository.js';
 import { OAuthErrors } from 'src/modules/auth/oauth/oauth.errors.js';
 import { verifiesChallenge } from 'src/modules/auth/oauth/pkce.js';
 import { matchesHash, sha256 } from 'src/modules/auth/secrets.js';

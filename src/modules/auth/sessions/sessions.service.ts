@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { AuthTier, type Principal } from 'src/modules/auth/auth.types.js';
 import type { SessionResponseDto } from 'src/modules/auth/sessions/session.dto.js';
-import { type ActiveSession, SessionStore } from 'src/modules/auth/sessions/session-store.js';
+import { type ActiveSession, SessionStore } from 'src/modules/auth/sessions/store/session-store.js';
 import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 import { SignInThrottle } from 'src/modules/auth/sessions/sign-in-throttle.js';
 import { decoyHash, verifyPassword } from 'src/modules/auth/users/passwords.js';

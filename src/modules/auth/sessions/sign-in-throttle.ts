@@ -3,8 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
-import { networkOf } from 'src/modules/auth/rate-limits.js';
-import { RedisThrottlerStorage } from 'src/modules/auth/redis-throttler.storage.js';
+import { networkOf } from 'src/modules/auth/rate-limits/rate-limits.js';
+import { RedisThrottlerStorage } from 'src/modules/auth/rate-limits/redis-throttler.storage.js';
 
 /** Gives an attempt back, unless its window has ended meanwhile (DECR would start a counter with no expiry). */
 const GIVE_BACK_SCRIPT = `

@@ -2,7 +2,7 @@ import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:c
 
 /**
  * Passwords are hashed with scrypt (node:crypto) at OWASP's recommended cost for it: N = 2^15, r = 8,
- * p = 3, which takes 32 MiB and a third of a second per hash here (docs/decisions.md, Passwords). The
+ * p = 3, which takes 32 MiB (docs/decisions.md, Passwords, gives its time per hash). The
  * stored string names its parameters (`$scrypt$ln=15,r=8,p=3$<salt>$<hash>`, PHC style), so that a
  * later cost applies to new hashes while old ones still verify.
  */

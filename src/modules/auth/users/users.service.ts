@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
 import { TransactionRunner } from 'src/database/transaction.js';
-import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
-import { GrantsRepository } from 'src/modules/auth/oauth/grants.repository.js';
-import { SessionStore } from 'src/modules/auth/sessions/session-store.js';
+import { AccountsRepository } from 'src/modules/auth/accounts/accounts.repository.js';
+import { GrantRevocationService } from 'src/modules/auth/oauth/grants/grant-revocation.service.js';
+import { SessionStore } from 'src/modules/auth/sessions/store/session-store.js';
 import { generatePassword, hashPassword, passwordIssue } from 'src/modules/auth/users/passwords.js';
 import { isRole, type Role } from 'src/modules/auth/users/roles.js';
 import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
@@ -55,7 +55,7 @@ export class UsersService {
     private readonly accounts: AccountsRepository,
     private readonly users: UsersRepository,
     private readonly sessions: SessionStore,
-    private readonly grants: GrantsRepository,
+    private readonly grants: GrantRevocationService,
     private readonly transactions: TransactionRunner,
   ) {}
 
@@ -100,7 +100,7 @@ export class UsersService {
         throw UserErrors.notFound(userId);
       }
       // Disabled already: revoking and ending the sessions again is harmless.
-      await this.grants.revokeAllForUser(tx, userId);
+      await this.grants.revokeAllOf(tx, userId);
     });
     await this.sessions.destroyAllFor(userId);
   }
@@ -119,7 +119,7 @@ export class UsersService {
     const hash = await hashPassword(chosen);
     const revoked = await this.transactions.run(async (tx) => {
       if (!(await this.users.setPasswordHash(tx, userId, hash))) throw UserErrors.notFound(userId);
-      return this.grants.revokeAllForUser(tx, userId);
+      return this.grants.revokeAllOf(tx, userId);
     });
     await this.sessions.destroyAllFor(userId);
     return { ...(password === undefined ? { password: chosen } : {}), grants_revoked: revoked };
@@ -128,6 +128,6 @@ export class UsersService {
   /** Revokes every OAuth grant of the user (a token suspected leaked), leaving the password and sessions. */
   async revokeGrants(userId: string): Promise<{ grants_revoked: number }> {
     if (!(await this.users.findById(userId))) throw UserErrors.notFound(userId);
-    return { grants_revoked: await this.grants.revokeAllForUser(null, userId) };
+    return { grants_revoked: await this.grants.revokeAllOf(null, userId) };
   }
 }

@@ -4,22 +4,22 @@ import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { newId, randomBase62 } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { AccountsRepository } from 'src/modules/auth/accounts.repository.js';
-import { ApiKeyCache, type KnownKey } from 'src/modules/auth/api-key-cache.js';
-import { ApiKeysRepository } from 'src/modules/auth/api-keys.repository.js';
-import { AuthErrors } from 'src/modules/auth/auth.errors.js';
+import { AccountsRepository } from 'src/modules/auth/accounts/accounts.repository.js';
+import { ApiKeyCache, type KnownKey } from 'src/modules/auth/api-keys/api-key-cache.js';
+import { ApiKeysRepository } from 'src/modules/auth/api-keys/api-keys.repository.js';
+import { ApiKeyErrors } from 'src/modules/auth/api-keys/api-keys.errors.js';
 import { sha256 } from 'src/modules/auth/secrets.js';
 import { AuthTier, type Principal, SCOPES, type TokenVerifier } from 'src/modules/auth/auth.types.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
 
+/** `last_used_at` is written at most this often per key, so that reads do not turn into writes. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 /**
  * `svc_sk_<key id>_<secret>`: the key id (the part after `key_`) finds the row with one indexed lookup,
  * and the secret, 190 random bits, is checked against its stored SHA-256 in constant time.
  */
-/** `last_used_at` is written at most this often per key, so that reads do not turn into writes. */
-const LAST_USED_RESOLUTION_MS = 60_000;
-
 const API_KEY_PATTERN = /^svc_sk_([0-9A-Za-z]{22})_([0-9A-Za-z]{32})$/;
 
 export interface CreatedApiKey {
@@ -61,7 +61,7 @@ export class ApiKeysService implements TokenVerifier {
   }
 
   async revoke(keyId: string): Promise<void> {
-    if (!(await this.repository.revokeKey(keyId))) throw AuthErrors.apiKeyNotFound(keyId);
+    if (!(await this.repository.revokeKey(keyId))) throw ApiKeyErrors.notFound(keyId);
     this.cache.forget(keyId);
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AuthMethod, ClientMetadata } from 'src/modules/auth/oauth/client-metadata.js';
+import type { AuthMethod, ClientMetadata } from 'src/modules/auth/oauth/clients/client-metadata.js';
 
 export interface OAuthClient {
   id: string;

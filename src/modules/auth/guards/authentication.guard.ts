@@ -18,8 +18,8 @@ function authorizationHeaders(request: Request): number {
 }
 
 /**
- * First of the global guards (authenticate → rate limit → authorise). It only finds out who is
- * calling: a request without credentials is anonymous, and a bad credential is remembered in
+ * The first of the global guards (GLOBAL_GUARDS). It only finds out who is calling: a request
+ * without credentials is anonymous, and a bad credential is remembered in
  * `req.authError` rather than thrown, so the rate limiter can count it (per client address) before
  * AccessGuard refuses it.
  *

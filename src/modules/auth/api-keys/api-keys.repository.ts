@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { entityColumns } from 'src/database/entity-columns.js';
-import { ApiKeyEntity } from 'src/modules/auth/api-key.entity.js';
+import { ApiKeyEntity } from 'src/modules/auth/api-keys/api-key.entity.js';
 
 @Injectable()
 export class ApiKeysRepository {

@@ -6,8 +6,8 @@ import {
   type ClientMetadata,
   parseClientMetadata,
   SWAGGER_UI_CLIENT_ID,
-} from 'src/modules/auth/oauth/client-metadata.js';
-import { ClientsRepository, type OAuthClient } from 'src/modules/auth/oauth/clients.repository.js';
+} from 'src/modules/auth/oauth/clients/client-metadata.js';
+import { ClientsRepository, type OAuthClient } from 'src/modules/auth/oauth/clients/clients.repository.js';
 import { OAuthErrors } from 'src/modules/auth/oauth/oauth.errors.js';
 import type { OAuthParameters } from 'src/modules/auth/oauth/parameters.js';
 import { matchesHash, sha256 } from 'src/modules/auth/secrets.js';

@@ -2,7 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy } from 'passport-http-bearer';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { type Principal, TOKEN_VERIFIERS, type TokenVerifier } from 'src/modules/auth/auth.types.js';
+import type { Principal, TokenVerifier } from 'src/modules/auth/auth.types.js';
+
+/** The verifier of each kind of bearer token (GuardsModule lists them). */
+export const TOKEN_VERIFIERS = Symbol('TOKEN_VERIFIERS');
 
 /**
  * Reads `Authorization: Bearer <token>` and hands the token to the verifier registered for its prefix.

@@ -1,4 +1,4 @@
-import { clientNetwork, tierLimit } from 'src/modules/auth/rate-limits.js';
+import { clientNetwork, tierLimit } from 'src/modules/auth/rate-limits/rate-limits.js';
 import { AuthTier } from 'src/modules/auth/auth.types.js';
 
 describe('tierLimit', () => {

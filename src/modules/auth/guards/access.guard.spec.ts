@@ -2,10 +2,10 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
-import { AccessGuard } from 'src/modules/auth/access.guard.js';
+import { AccessGuard } from 'src/modules/auth/guards/access.guard.js';
 import { Auth, Public, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import { ANONYMOUS, AuthTier, type Principal } from 'src/modules/auth/auth.types.js';
-import { strictMock } from '../../../test/utils/strict-mock.js';
+import { strictMock } from '../../../../test/utils/strict-mock.js';
 
 class Routes {
   @Auth({ scope: 'datasets:write' })

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { newId } from 'src/common/ids/ids.js';
-import { AccountEntity } from 'src/modules/auth/account.entity.js';
-import { AuthErrors } from 'src/modules/auth/auth.errors.js';
+import { AccountEntity } from 'src/modules/auth/accounts/account.entity.js';
+import { AccountErrors } from 'src/modules/auth/accounts/accounts.errors.js';
 
 /** Accounts, which the command line names: API keys and users are created in one by its name. */
 @Injectable()
@@ -13,7 +13,7 @@ export class AccountsRepository {
   /** The account named `name` (trimmed), created when it does not exist yet (safe under concurrent calls). */
   async findOrCreate(accountName: string): Promise<AccountEntity> {
     const name = accountName.trim();
-    if (name.length === 0 || name.length > 200) throw AuthErrors.invalidAccountName();
+    if (name.length === 0 || name.length > 200) throw AccountErrors.invalidName();
     await this.db
       .createQueryBuilder()
       .insert()
@@ -27,7 +27,7 @@ export class AccountsRepository {
   /** The account named `name` (trimmed); 404 account_not_found when there is none. */
   async get(accountName: string): Promise<AccountEntity> {
     const account = await this.db.getRepository(AccountEntity).findOneBy({ name: accountName.trim() });
-    if (!account) throw AuthErrors.accountNotFound(accountName);
+    if (!account) throw AccountErrors.notFound(accountName);
     return account;
   }
 }

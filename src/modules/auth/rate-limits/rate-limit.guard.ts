@@ -3,8 +3,8 @@ import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
-import { networkOf, rateLimitTracker } from 'src/modules/auth/rate-limits.js';
-import type { WindowRecord } from 'src/modules/auth/redis-throttler.storage.js';
+import { networkOf, rateLimitTracker } from 'src/modules/auth/rate-limits/rate-limits.js';
+import type { WindowRecord } from 'src/modules/auth/rate-limits/redis-throttler.storage.js';
 
 const ANSWERS_RATE_LIMIT = 'answers_rate_limit';
 
@@ -30,7 +30,7 @@ export const BUDGETS = {
 } as const;
 
 /**
- * Third global guard: runs after authentication, so the limit is the caller's tier's, or on a public
+ * A global guard that runs after authentication (GLOBAL_GUARDS), so the limit is the caller's tier's, or on a public
  * route the client network's budget for the sign-in and OAuth endpoints (a public route declared
  * `limit: 'none'` is not counted). Sets X-RateLimit-Limit / -Remaining / -Reset (Unix seconds) on
  * every rate-limited response, and answers 429 rate_limit_exceeded with retry_after when the

@@ -4,11 +4,13 @@ import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { ANONYMOUS, AuthTier, isAuthenticated } from 'src/modules/auth/auth.types.js';
+import { routeHandlers } from 'src/modules/auth/guards/route-handlers.js';
 import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 
 /**
- * Last global guard: applies the route's declared access rule. Deny by default: the app refuses to
- * boot when a route declares none, and such a route would be refused to everybody anyway.
+ * The last of the global guards (GLOBAL_GUARDS): applies the route's declared access rule. Deny by
+ * default: the app refuses to boot when a route declares none, and such a route would be refused to
+ * everybody anyway.
  */
 @Injectable()
 export class AccessGuard implements CanActivate, OnModuleInit {
@@ -19,22 +21,12 @@ export class AccessGuard implements CanActivate, OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const undeclared: string[] = [];
-    for (const wrapper of this.discovery.getControllers()) {
-      const instance = wrapper.instance as object | undefined;
-      const prototype = instance ? (Object.getPrototypeOf(instance) as object) : null;
-      if (!prototype) continue;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const handler = (prototype as Record<string, unknown>)[method];
-        if (typeof handler !== 'function' || this.reflector.get('path', handler) === undefined) continue;
-        if (!this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, handler)) {
-          undeclared.push(`${wrapper.name}.${method}`);
-        }
-      }
-    }
+    const undeclared = routeHandlers(this.discovery, this.scanner, this.reflector).filter(
+      ({ handler }) => !this.reflector.get<RouteAccess | undefined>(ROUTE_ACCESS, handler),
+    );
     if (undeclared.length > 0) {
       throw new Error(
-        `Routes without an access rule (@Auth, @PublicReadable or @Public): ${undeclared.join(', ')}`,
+        `Routes without an access rule (@Auth, @PublicReadable or @Public): ${undeclared.map(({ name }) => name).join(', ')}`,
       );
     }
   }

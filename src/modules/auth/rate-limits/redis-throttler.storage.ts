@@ -4,9 +4,9 @@ import type { Redis } from 'src/common/redis/redis.module.js';
 /**
  * A fixed window per key, kept in Redis so that every API process shares one count. The counter and its
  * expiry are set in one script, so a crash between the two cannot leave a counter that never expires.
- * The window ends on a whole second of Redis's clock, which the script reports: every response of a
- * window then names the same `X-RateLimit-Reset`, where adding a rounded remaining time to the
- * caller's own clock made it waver by a second between requests.
+ * The window ends on a whole second of Redis's clock, which the script reports, so that every
+ * response of a window names the same `X-RateLimit-Reset` (one worked out from a process's own clock
+ * and a rounded remaining time wavers by a second).
  */
 const INCREMENT_SCRIPT = `
 local hits = redis.call('INCR', KEYS[1])

@@ -1,10 +1,11 @@
-import type { ExecutionContext } from '@nestjs/common';
-import { ModuleRef, Reflector } from '@nestjs/core';
+import { Controller, type ExecutionContext, Get } from '@nestjs/common';
+import { type DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { ANONYMOUS, AuthTier, type Principal } from 'src/modules/auth/auth.types.js';
-import { type EarlyStart, EarlyStartGuard, StartsEarly } from 'src/modules/auth/early-start.js';
-import { strictMock } from '../../../test/utils/strict-mock.js';
+import { EarlyStartGuard, StartsEarly } from 'src/modules/auth/guards/early-start.guard.js';
+import { type EarlyStart, EarlyStartSeam } from 'src/modules/auth/guards/early-start.seam.js';
+import { strictMock } from '../../../../test/utils/strict-mock.js';
 
 const started: Request[] = [];
 
@@ -14,17 +15,29 @@ class RecordsStart implements EarlyStart {
   }
 }
 
+@Controller('routes')
 class Routes {
+  @Get('search')
   @StartsEarly(RecordsStart)
   search() {}
 
+  @Get('plain')
   plain() {}
 }
 
-const guard = new EarlyStartGuard(
-  new Reflector(),
-  strictMock<ModuleRef>({ get: (() => new RecordsStart()) as unknown as ModuleRef['get'] }),
-);
+/** The guard over the controller `Routes`, with the early work the application bound. */
+function guardWith(bound: Partial<Record<'RecordsStart', EarlyStart>>): EarlyStartGuard {
+  const seam = new EarlyStartSeam();
+  if (bound.RecordsStart) seam.bind(RecordsStart, bound.RecordsStart);
+  const discovery = strictMock<DiscoveryService>({
+    getControllers: (() => [
+      { name: 'Routes', instance: new Routes() },
+    ]) as DiscoveryService['getControllers'],
+  });
+  return new EarlyStartGuard(new Reflector(), seam, discovery, new MetadataScanner());
+}
+
+const guard = guardWith({ RecordsStart: new RecordsStart() });
 
 function run(handler: keyof Routes, principal: Principal, failed = false): boolean {
   const request = { principal, authError: failed ? CommonErrors.invalidApiKey() : undefined };
@@ -59,5 +72,15 @@ describe('EarlyStartGuard', () => {
     expect(run('search', apiKey, true)).toBe(true);
     expect(run('plain', apiKey)).toBe(true);
     expect(started).toHaveLength(0);
+  });
+
+  it('lets the application start when the early work of every route is bound', () => {
+    expect(() => guard.onApplicationBootstrap()).not.toThrow();
+  });
+
+  it('stops the application from starting, naming the route, when a route declares early work that is not bound', () => {
+    expect(() => guardWith({}).onApplicationBootstrap()).toThrow(
+      'Routes whose early work is not bound (AuthModule.bind): Routes.search',
+    );
   });
 });
