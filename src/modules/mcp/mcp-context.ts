@@ -4,7 +4,7 @@ import { type AccountPrincipal, isAuthenticated, type Principal } from 'src/modu
 import { documentTitle } from 'src/modules/chunk-index/document-context.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
-import { toDocumentListItem, toDocumentSummary } from 'src/modules/documents/documents.controller.js';
+import { toDocumentListItem, toDocumentSummary } from 'src/modules/documents/dto/document.dto.js';
 
 /** What one request to an MCP endpoint is served with. */
 export interface McpContext {

@@ -8,7 +8,7 @@ import { LOGGER } from 'src/common/logging/logger.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { isAuthenticated } from 'src/modules/auth/auth.types.js';
-import { toDatasetResponse } from 'src/modules/datasets/datasets.controller.js';
+import { toDatasetResponse } from 'src/modules/datasets/dto/dataset.dto.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DocumentErrors } from 'src/modules/documents/documents.errors.js';

@@ -24,7 +24,7 @@ import { reportedError } from 'src/common/filters/all-exceptions.filter.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
-import { toDatasetResponse } from 'src/modules/datasets/datasets.controller.js';
+import { toDatasetResponse } from 'src/modules/datasets/dto/dataset.dto.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { accountOf, documentListItem, type McpContext } from 'src/modules/mcp/mcp-context.js';

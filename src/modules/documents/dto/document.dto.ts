@@ -3,7 +3,11 @@ import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
-import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
+import type {
+  DocumentEntity,
+  DocumentStatus,
+  ProcessingStage,
+} from 'src/modules/documents/document.entity.js';
 
 const METADATA_DOC = {
   type: 'object',
@@ -126,6 +130,46 @@ export class DocumentResponseDto {
 
   @ApiPropertyOptional({ type: ProcessingErrorDto, description: 'When failed: why' })
   error?: ProcessingErrorDto;
+}
+
+/** A document's summary: the fields the contract lists for each document, as an upload answers. */
+export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto {
+  return {
+    document_id: document.id,
+    dataset_id: document.datasetId,
+    ...(document.filename !== null ? { filename: document.filename } : {}),
+    size_bytes: document.sizeBytes,
+    status: document.status,
+    ...(document.status === 'ready' ? { chunks_created: document.chunksCreated ?? 0 } : {}),
+    created_at: document.createdAt.toISOString(),
+    metadata: document.metadata,
+  };
+}
+
+/** Where a document's processing stands: its progress while processing, the error once failed. */
+function processingState(document: DocumentEntity): Pick<DocumentResponseDto, 'progress' | 'error'> {
+  return {
+    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
+    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
+  };
+}
+
+/**
+ * A list item: the contract's fields with the processing state, so that one list shows why each
+ * failed document failed, rather than one request per document.
+ */
+export function toDocumentListItem(document: DocumentEntity): DocumentResponseDto {
+  return { ...toDocumentSummary(document), ...processingState(document) };
+}
+
+/** The full document: processing facts, progress while processing, the error once failed. */
+export function toDocumentResponse(document: DocumentEntity): DocumentResponseDto {
+  return {
+    ...toDocumentSummary(document),
+    ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
+    ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
+    ...processingState(document),
+  };
 }
 
 export class DocumentListResponseDto extends PageEnvelopeDto {
