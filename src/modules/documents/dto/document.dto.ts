@@ -3,6 +3,7 @@ import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
+import { DOCUMENT_LIMITS } from 'src/modules/documents/documents.errors.js';
 import type {
   DocumentEntity,
   DocumentStatus,
@@ -21,7 +22,9 @@ const METADATA_DOC = {
 /** `application/json` upload. */
 export class UploadTextDocumentDto {
   @ApiProperty({
-    description: 'The text to index: 1 to 1,000,000 characters',
+    minLength: 1,
+    maxLength: DOCUMENT_LIMITS.contentCharacters,
+    description: 'The text to index, with something visible in it',
     example: 'To install, run the installer.',
   })
   @IsString({ message: 'must be a string' })
@@ -61,7 +64,7 @@ export class UploadFileFormDto {
 export const DOCUMENT_STATUSES: DocumentStatus[] = ['processing', 'ready', 'failed'];
 
 export class ListDocumentsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: DOCUMENT_STATUSES })
+  @ApiPropertyOptional({ enum: DOCUMENT_STATUSES, description: 'Only documents in this state' })
   @ValidateIf((_, value) => value !== undefined)
   @IsIn(DOCUMENT_STATUSES, { message: `must be one of ${DOCUMENT_STATUSES.join(', ')}` })
   status?: DocumentStatus;
