@@ -26,7 +26,6 @@ import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Created } from 'src/common/http/created.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
-import { isVisibleText } from 'src/common/validation/json-value.js';
 import { isEmptyObject, metadataIssue } from 'src/common/validation/metadata.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
@@ -175,9 +174,6 @@ export class DocumentsController {
       type: 'body',
       metatype: UploadTextDocumentDto,
     })) as UploadTextDocumentDto;
-    if (!isVisibleText(text.content)) {
-      throw CommonErrors.validation([{ field: 'content', issue: 'must contain visible text' }]);
-    }
     return this.documents.textUpload(text.content, text.metadata);
   }
 
