@@ -124,7 +124,12 @@ export class QueryDto extends SearchOptionsDto {
 export class BatchQueryDto extends SearchOptionsDto {
   @ApiProperty({
     type: 'array',
-    items: { type: 'string', minLength: 1, maxLength: SEARCH_LIMITS.queryCharacters },
+    items: {
+      type: 'string',
+      minLength: 1,
+      maxLength: SEARCH_LIMITS.queryCharacters,
+      description: 'What to look for: a question or keywords',
+    },
     minItems: 1,
     maxItems: SEARCH_LIMITS.batchQueries,
     description: 'The queries, answered in their order',

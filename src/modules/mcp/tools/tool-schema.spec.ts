@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tool-schema.js';
+import { jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
 
 class StageDto {
   @ApiProperty({ enum: ['upload', 'indexing'], example: 'upload' })
