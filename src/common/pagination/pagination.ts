@@ -15,14 +15,26 @@ const QueryInt = () =>
 
 /** `limit` and `offset` of every list endpoint. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: PAGE_SIZE.max,
+    default: PAGE_SIZE.default,
+    description: 'Items per page',
+  })
   @QueryInt()
   @Max(PAGE_SIZE.max, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @Min(1, { message: `must be from 1 to ${PAGE_SIZE.max}` })
   @IsInt({ message: 'must be an integer' })
   limit: number = PAGE_SIZE.default;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2_147_483_647, default: 0 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 2_147_483_647,
+    default: 0,
+    description: 'Items to skip',
+  })
   @QueryInt()
   @Max(2_147_483_647, { message: 'is too large' })
   @Min(0, { message: 'must be 0 or more' })

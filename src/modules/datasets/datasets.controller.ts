@@ -6,29 +6,15 @@ import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
-import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import {
   CreateDatasetDto,
   DatasetListResponseDto,
   DatasetResponseDto,
   ListDatasetsQueryDto,
+  toDatasetResponse,
   UpdateDatasetDto,
 } from 'src/modules/datasets/dto/dataset.dto.js';
-
-export function toDatasetResponse(dataset: DatasetEntity): DatasetResponseDto {
-  return {
-    id: dataset.id,
-    name: dataset.name,
-    description: dataset.description,
-    is_public: dataset.isPublic,
-    document_count: dataset.documentCount,
-    language: dataset.language,
-    created_at: dataset.createdAt.toISOString(),
-    updated_at: dataset.updatedAt.toISOString(),
-    metadata: dataset.metadata,
-  };
-}
 
 @ApiTags('datasets')
 @Controller('v1/datasets')

@@ -26,63 +26,24 @@ import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Created } from 'src/common/http/created.decorator.js';
 import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
-import { isVisibleText } from 'src/common/validation/json-value.js';
 import { isEmptyObject, metadataIssue } from 'src/common/validation/metadata.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
-import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { DocumentsService, type NewUpload } from 'src/modules/documents/documents.service.js';
 import {
   DocumentListResponseDto,
   DocumentResponseDto,
   ListDocumentsQueryDto,
+  toDocumentListItem,
+  toDocumentResponse,
+  toDocumentSummary,
   UploadFileFieldsDto,
   UploadFileFormDto,
   UploadTextDocumentDto,
 } from 'src/modules/documents/dto/document.dto.js';
 import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
-
-/** The list item: what the contract lists for each document. */
-export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto {
-  return {
-    document_id: document.id,
-    dataset_id: document.datasetId,
-    ...(document.filename !== null ? { filename: document.filename } : {}),
-    size_bytes: document.sizeBytes,
-    status: document.status,
-    ...(document.status === 'ready' ? { chunks_created: document.chunksCreated ?? 0 } : {}),
-    created_at: document.createdAt.toISOString(),
-    metadata: document.metadata,
-  };
-}
-
-/** Where a document's processing stands: its progress while processing, the error once failed. */
-function processingState(document: DocumentEntity): Pick<DocumentResponseDto, 'progress' | 'error'> {
-  return {
-    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
-    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
-  };
-}
-
-/**
- * A list item: the contract's fields with the processing state, so that one list shows why each
- * failed document failed, rather than one request per document.
- */
-export function toDocumentListItem(document: DocumentEntity): DocumentResponseDto {
-  return { ...toDocumentSummary(document), ...processingState(document) };
-}
-
-/** The full document: processing facts, progress while processing, the error once failed. */
-export function toDocumentResponse(document: DocumentEntity): DocumentResponseDto {
-  return {
-    ...toDocumentSummary(document),
-    ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
-    ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
-    ...processingState(document),
-  };
-}
 
 const validation = new AppValidationPipe();
 
@@ -213,9 +174,6 @@ export class DocumentsController {
       type: 'body',
       metatype: UploadTextDocumentDto,
     })) as UploadTextDocumentDto;
-    if (!isVisibleText(text.content)) {
-      throw CommonErrors.validation([{ field: 'content', issue: 'must contain visible text' }]);
-    }
     return this.documents.textUpload(text.content, text.metadata);
   }
 

@@ -3,7 +3,7 @@ import { CommonErrors } from 'src/common/errors/app-error.js';
 import { EventOutbox } from 'src/common/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
-import { codePointCount, stringIssue } from 'src/common/validation/json-value.js';
+import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
@@ -47,8 +47,11 @@ export class DocumentsService {
     private readonly events: EventOutbox,
   ) {}
 
-  /** Text sent as JSON: checked for size here, indexed like a .txt file. */
+  /** Text sent as JSON (REST) or as a tool's argument (MCP): checked here, indexed like a .txt file. */
   textUpload(content: string, metadata: Record<string, unknown> = {}): NewUpload {
+    if (!isVisibleText(content)) {
+      throw CommonErrors.validation([{ field: 'content', issue: 'must contain visible text' }]);
+    }
     const characters = codePointCount(content);
     if (characters > DOCUMENT_LIMITS.contentCharacters) throw DocumentErrors.contentTooLarge(characters);
     return {
@@ -75,9 +78,9 @@ export class DocumentsService {
 
   /**
    * Stores the document and its bytes and counts it in its dataset, in one transaction under the
-   * dataset row's lock (so the count stays exact and the 10,000 limit holds under concurrent uploads),
-   * then queues its processing. Not under the dataset's chunk lock: an upload does not wait for a
-   * document's chunks being written.
+   * dataset row's lock (so the count stays exact and the per-dataset limit holds under concurrent
+   * uploads), then queues its processing. Not under the dataset's chunk lock: an upload does not wait
+   * for a document's chunks being written.
    */
   async upload(caller: AccountPrincipal, datasetId: string, upload: NewUpload): Promise<DocumentEntity> {
     const document = await this.transactions.run(async (tx) => {

@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { textIssueIn } from 'src/common/validation/json-value.js';
 import type { Scope } from 'src/modules/auth/auth.types.js';
-import { TOOL_SCOPES } from 'src/modules/mcp/tool-definitions.js';
+import { TOOL_SCOPES } from 'src/modules/mcp/tools/tool-registry.js';
 
 /**
  * What the endpoint reads of a JSON-RPC message before the MCP server does: enough to ask for the

@@ -24,12 +24,14 @@ import { reportedError } from 'src/common/filters/all-exceptions.filter.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
-import { toDatasetResponse } from 'src/modules/datasets/datasets.controller.js';
+import { toDatasetResponse } from 'src/modules/datasets/dto/dataset.dto.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
-import { accountOf, documentListItem, type McpContext } from 'src/modules/mcp/mcp-context.js';
-import { McpToolsService, type ToolCall } from 'src/modules/mcp/mcp-tools.service.js';
+import { toToolDocument } from 'src/modules/mcp/dto/tool-results.dto.js';
+import { accountOf, type McpContext } from 'src/modules/mcp/mcp-context.js';
+import { McpToolsService } from 'src/modules/mcp/mcp-tools.service.js';
 import { asMcpError, RESOURCE_NOT_FOUND } from 'src/modules/mcp/mcp.errors.js';
+import type { ToolCall } from 'src/modules/mcp/tools/tool.js';
 
 export const ASK_DATASET = 'ask_dataset';
 const DATASET_URI = /^dataset:\/\/([^/?#]+)$/;
@@ -82,10 +84,7 @@ export class McpService {
       },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.tools.list(context).map((tool) => ({
-        name: tool.name,
-        ...tool.describe(context.dataset !== null),
-      })),
+      tools: this.tools.list(context),
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const token = request.params._meta?.progressToken;
@@ -165,7 +164,7 @@ export class McpService {
       ...toDatasetResponse(dataset),
       documents: listEnvelope(
         'documents',
-        { items: documents.items.map(documentListItem), total: documents.total },
+        { items: documents.items.map(toToolDocument), total: documents.total },
         query,
       ),
     });

@@ -6,6 +6,7 @@ import { CodePointLength, IsVisibleLabel } from 'src/common/validation/json-valu
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 
 /**
  * Names are stored trimmed and in Unicode's composed form (NFC), so that `é` typed as one character
@@ -182,6 +183,21 @@ export class DatasetResponseDto {
 
   @ApiProperty(METADATA_DOC)
   metadata!: Record<string, unknown>;
+}
+
+/** A dataset as the API shows it, over REST and MCP alike. */
+export function toDatasetResponse(dataset: DatasetEntity): DatasetResponseDto {
+  return {
+    id: dataset.id,
+    name: dataset.name,
+    description: dataset.description,
+    is_public: dataset.isPublic,
+    document_count: dataset.documentCount,
+    language: dataset.language,
+    created_at: dataset.createdAt.toISOString(),
+    updated_at: dataset.updatedAt.toISOString(),
+    metadata: dataset.metadata,
+  };
 }
 
 export class DatasetListResponseDto extends PageEnvelopeDto {

@@ -3,7 +3,12 @@ import { IsDefined, IsIn, IsString, ValidateIf } from 'class-validator';
 import { PageEnvelopeDto, PageQueryDto } from 'src/common/pagination/pagination.js';
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
-import type { DocumentStatus, ProcessingStage } from 'src/modules/documents/document.entity.js';
+import { DOCUMENT_LIMITS } from 'src/modules/documents/documents.errors.js';
+import type {
+  DocumentEntity,
+  DocumentStatus,
+  ProcessingStage,
+} from 'src/modules/documents/document.entity.js';
 
 const METADATA_DOC = {
   type: 'object',
@@ -17,7 +22,9 @@ const METADATA_DOC = {
 /** `application/json` upload. */
 export class UploadTextDocumentDto {
   @ApiProperty({
-    description: 'The text to index: 1 to 1,000,000 characters',
+    minLength: 1,
+    maxLength: DOCUMENT_LIMITS.contentCharacters,
+    description: 'The text to index, with something visible in it',
     example: 'To install, run the installer.',
   })
   @IsString({ message: 'must be a string' })
@@ -57,7 +64,7 @@ export class UploadFileFormDto {
 export const DOCUMENT_STATUSES: DocumentStatus[] = ['processing', 'ready', 'failed'];
 
 export class ListDocumentsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: DOCUMENT_STATUSES })
+  @ApiPropertyOptional({ enum: DOCUMENT_STATUSES, description: 'Only documents in this state' })
   @ValidateIf((_, value) => value !== undefined)
   @IsIn(DOCUMENT_STATUSES, { message: `must be one of ${DOCUMENT_STATUSES.join(', ')}` })
   status?: DocumentStatus;
@@ -126,6 +133,46 @@ export class DocumentResponseDto {
 
   @ApiPropertyOptional({ type: ProcessingErrorDto, description: 'When failed: why' })
   error?: ProcessingErrorDto;
+}
+
+/** A document's summary: the fields the contract lists for each document, as an upload answers. */
+export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto {
+  return {
+    document_id: document.id,
+    dataset_id: document.datasetId,
+    ...(document.filename !== null ? { filename: document.filename } : {}),
+    size_bytes: document.sizeBytes,
+    status: document.status,
+    ...(document.status === 'ready' ? { chunks_created: document.chunksCreated ?? 0 } : {}),
+    created_at: document.createdAt.toISOString(),
+    metadata: document.metadata,
+  };
+}
+
+/** Where a document's processing stands: its progress while processing, the error once failed. */
+function processingState(document: DocumentEntity): Pick<DocumentResponseDto, 'progress' | 'error'> {
+  return {
+    ...(document.status === 'processing' && document.progress ? { progress: document.progress } : {}),
+    ...(document.status === 'failed' && document.error ? { error: document.error } : {}),
+  };
+}
+
+/**
+ * A list item: the contract's fields with the processing state, so that one list shows why each
+ * failed document failed, rather than one request per document.
+ */
+export function toDocumentListItem(document: DocumentEntity): DocumentResponseDto {
+  return { ...toDocumentSummary(document), ...processingState(document) };
+}
+
+/** The full document: processing facts, progress while processing, the error once failed. */
+export function toDocumentResponse(document: DocumentEntity): DocumentResponseDto {
+  return {
+    ...toDocumentSummary(document),
+    ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
+    ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
+    ...processingState(document),
+  };
 }
 
 export class DocumentListResponseDto extends PageEnvelopeDto {

@@ -26,7 +26,8 @@ const FILTERS_DOC = {
   additionalProperties: true,
   nullable: true,
   description:
-    'Metadata filters, at most 10 fields. `{"category": "guide"}` is equality (an array field such as tags matches when it ' +
+    `Metadata filters, at most ${SEARCH_LIMITS.filterFields} fields. ` +
+    '`{"category": "guide"}` is equality (an array field such as tags matches when it ' +
     'contains the value); a dotted name such as `author.name` reaches into nested metadata. Operators per field: ' +
     '$eq $ne $gt $gte $lt $lte $in $nin $exists; combine with $and / $or. `null`, like `{}`, filters nothing.',
   example: { category: 'guide', tags: { $in: ['setup', 'linux'] } },
@@ -49,6 +50,7 @@ class SearchOptionsDto {
     minimum: 1,
     maximum: SEARCH_LIMITS.results.max,
     default: SEARCH_LIMITS.results.default,
+    description: 'Results to return; in a batch, per query',
   })
   @Max(SEARCH_LIMITS.results.max, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
   @Min(1, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
@@ -57,7 +59,8 @@ class SearchOptionsDto {
 
   @ApiPropertyOptional({
     default: false,
-    description: 'Rerank the top candidates with the configured reranker',
+    description:
+      'Rerank the top candidates with the configured reranker: a better order, at the cost of time',
   })
   @ValidateIf((_, value) => value !== undefined)
   @IsBoolean({ message: 'must be a boolean' })
@@ -73,7 +76,9 @@ class SearchOptionsDto {
   @ApiPropertyOptional({
     enum: SEARCH_MODES,
     default: 'hybrid',
-    description: 'Extension: `semantic` or `keyword` runs one leg alone',
+    description:
+      'Extension: `hybrid` (meaning and keywords, best for most questions), or one leg alone: `semantic` (meaning) ' +
+      'or `keyword` (exact terms, codes, names)',
   })
   @IsIn(SEARCH_MODES, { message: `must be one of ${SEARCH_MODES.join(', ')}` })
   mode: SearchMode = 'hybrid';
@@ -94,7 +99,8 @@ class SearchOptionsDto {
     default: 0,
     example: 0.5,
     description:
-      'Extension: leave out results scoring below this (0.5: moderate and better, by the score guide)',
+      'Extension: leave out results scoring below this: 0.5 keeps moderate and better matches (by the score guide), ' +
+      'so that no result means no good answer',
   })
   @Max(1, { message: 'must be a number from 0 to 1' })
   @Min(0, { message: 'must be a number from 0 to 1' })
@@ -106,6 +112,7 @@ export class QueryDto extends SearchOptionsDto {
   @ApiProperty({
     minLength: 1,
     maxLength: SEARCH_LIMITS.queryCharacters,
+    description: 'What to look for: a question or keywords',
     example: 'how do I install on linux?',
   })
   @MinLength(1, { message: 'must not be empty' })
@@ -116,9 +123,16 @@ export class QueryDto extends SearchOptionsDto {
 
 export class BatchQueryDto extends SearchOptionsDto {
   @ApiProperty({
-    type: [String],
+    type: 'array',
+    items: {
+      type: 'string',
+      minLength: 1,
+      maxLength: SEARCH_LIMITS.queryCharacters,
+      description: 'What to look for: a question or keywords',
+    },
     minItems: 1,
     maxItems: SEARCH_LIMITS.batchQueries,
+    description: 'The queries, answered in their order',
     example: ['install on linux', 'reset a password'],
   })
   @IsString({ each: true, message: 'must be strings' })
