@@ -1,6 +1,8 @@
-// Checks the direction of imports (docs/architecture.md, Modules): no cycle between files of src/, no
-// cycle between the modules of src/modules/, and migrations import from src/ only what the search index,
-// the database layer and common/ hold. Part of `npm run lint`; prints each breach and exits 1.
+// Checks the direction of imports (docs/architecture.md, Direction of imports) over every folder of
+// src/: no cycle between files, no cycle between folders (each module of src/modules/ is one), each
+// shared folder importing only those below it (config ← common ← database ← modules ← openapi, the
+// root composing them all), and migrations importing from src/ only what the search index, the
+// database layer and common/ hold. Part of `npm run lint`; prints each breach and exits 1.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,19 +70,44 @@ const problems = [];
 const files = new Map(sources('src').map((file) => [file, importsOf(file)]));
 for (const cycle of cycles(files)) problems.push(`files import each other: ${cycle.join(' → ')}`);
 
-const moduleOf = (file) => /^src\/modules\/([^/]+)\//.exec(file)?.[1];
-const modules = new Map();
-for (const [file, targets] of files) {
-  const from = moduleOf(file);
-  if (!from) continue;
-  const edges = modules.get(from) ?? new Set();
-  for (const target of targets) {
-    const to = moduleOf(target);
-    if (to && to !== from) edges.add(to);
-  }
-  modules.set(from, edges);
+/**
+ * The folder a file belongs to: a module of src/modules (`modules/datasets`), one of src's shared
+ * folders (`common`, `config`, `database`, `openapi`), or the composition at src's root (`root`:
+ * app.module.ts, main.ts, cli.ts, app.factory.ts), which alone may import everything.
+ */
+function folderOf(file) {
+  const module = /^src\/modules\/([^/]+)\//.exec(file);
+  if (module) return `modules/${module[1]}`;
+  return /^src\/([^/]+)\//.exec(file)?.[1] ?? 'root';
 }
-for (const cycle of cycles(modules)) problems.push(`modules import each other: ${cycle.join(', ')}`);
+
+/** What each folder may import besides itself: features → shared modules → database → common → config. */
+function mayImport(from, to) {
+  if (from === 'root' || from === to) return true;
+  const below = {
+    config: [],
+    common: ['config'],
+    database: ['config', 'common'],
+    openapi: ['config', 'common', 'database'],
+  };
+  if (from.startsWith('modules/'))
+    return to.startsWith('modules/') || ['config', 'common', 'database'].includes(to);
+  if (from === 'openapi') return to.startsWith('modules/') || below.openapi.includes(to);
+  return (below[from] ?? []).includes(to);
+}
+
+const folders = new Map();
+for (const [file, targets] of files) {
+  const from = folderOf(file);
+  const edges = folders.get(from) ?? new Set();
+  for (const target of targets) {
+    const to = folderOf(target);
+    if (!mayImport(from, to)) problems.push(`${file} imports ${target}: ${from} imports nothing of ${to}`);
+    if (to !== from) edges.add(to);
+  }
+  folders.set(from, edges);
+}
+for (const cycle of cycles(folders)) problems.push(`folders import each other: ${cycle.join(', ')}`);
 
 for (const file of sources('migrations')) {
   for (const target of importsOf(file)) {

@@ -1,7 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { EventsModule } from 'src/common/events/domain-events.js';
 import { LocationInterceptor } from 'src/common/http/location.interceptor.js';
 import { RequestBodyInterceptor } from 'src/common/http/request-body.interceptor.js';
 import { UnknownQueryInterceptor } from 'src/common/http/unknown-query.interceptor.js';
@@ -36,7 +35,6 @@ export class AppModule {
       LoggingModule.forRoot(logger),
       DatabaseModule,
       RedisModule,
-      EventsModule,
       ...(config.role === 'api' ? [] : [IngestionModule, WebhookDeliveryModule]),
     ];
     if (config.role === 'worker') return { module: AppModule, imports: infrastructure };

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type AppConfig, PROJECT_ROOT } from 'src/config/app-config.js';
-import { ENTITIES } from 'src/database/entities.js';
 
 /** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
 export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
@@ -15,7 +14,6 @@ export function dataSourceOptions(config: DatabaseSettings): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
-    entities: ENTITIES,
     migrations: [MIGRATIONS_GLOB],
     migrationsTableName: 'schema_migrations',
     // The schema is owned by migrations only.

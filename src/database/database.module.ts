@@ -10,7 +10,8 @@ import { TransactionRunner } from 'src/database/transaction.js';
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => dataSourceOptions(config),
+      // Entities come from the modules that own them (`TypeOrmModule.forFeature`); migrations need none.
+      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config), autoLoadEntities: true }),
     }),
   ],
   providers: [TransactionRunner],

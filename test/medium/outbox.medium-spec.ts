@@ -1,5 +1,5 @@
 import { newId } from 'src/common/ids/ids.js';
-import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import { OutboxRepository } from 'src/modules/events/outbox.repository.js';
 import { until } from '../utils/until.js';
 import { insertAccount, type MediumDatabase, openDatabase } from './fixtures.js';
 

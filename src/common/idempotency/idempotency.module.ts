@@ -5,7 +5,9 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
+import { IdempotencyKeyEntity } from 'src/common/idempotency/idempotency-key.entity.js';
 import { IdempotencyInterceptor } from 'src/common/idempotency/idempotency.interceptor.js';
 import { IdempotencyRepository } from 'src/common/idempotency/idempotency.repository.js';
 import { IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js';
@@ -16,6 +18,7 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** Idempotency for every creating POST; expired records are purged hourly. */
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature([IdempotencyKeyEntity])],
   providers: [IdempotencyRepository, IdempotencyInterceptor, IdempotentReplays],
   exports: [IdempotencyRepository, IdempotencyInterceptor, IdempotentReplays],
 })

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 
 /**
@@ -6,6 +8,7 @@ import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js'
  * dataset's documents are indexed with and serves no route (a worker builds no controller).
  */
 @Module({
+  imports: [TypeOrmModule.forFeature([DatasetEntity])],
   providers: [DatasetsRepository],
   exports: [DatasetsRepository],
 })

@@ -5,7 +5,7 @@ import { type AccountPrincipal, AuthTier, SCOPES } from 'src/modules/auth/auth.t
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
-import type { EventOutbox } from 'src/common/events/domain-events.js';
+import type { EventOutbox } from 'src/modules/events/domain-events.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';

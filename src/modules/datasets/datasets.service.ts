@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { EventOutbox } from 'src/common/events/domain-events.js';
+import { EventOutbox } from 'src/modules/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { type Page } from 'src/common/pagination/pagination.js';

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DocumentEntity, DocumentSourceEntity } from 'src/modules/documents/document.entity.js';
 import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 
 /**
@@ -6,6 +8,7 @@ import { DocumentsRepository } from 'src/modules/documents/documents.repository.
  * changes a document's status and serves no route (a worker builds no controller).
  */
 @Module({
+  imports: [TypeOrmModule.forFeature([DocumentEntity, DocumentSourceEntity])],
   providers: [DocumentsRepository],
   exports: [DocumentsRepository],
 })

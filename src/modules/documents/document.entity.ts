@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import type { ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
 import type { DocumentKind } from 'src/modules/documents/file-kinds.js';
 
 export type DocumentStatus = 'processing' | 'ready' | 'failed';

@@ -3,12 +3,13 @@ import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js'
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { DocumentsController } from 'src/modules/documents/documents.controller.js';
 import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
+import { EventsModule } from 'src/modules/events/events.module.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { UploadInterceptor } from 'src/modules/documents/upload.interceptor.js';
 import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queue.module.js';
 
 @Module({
-  imports: [ChunkIndexModule, DatasetsModule, DocumentStoreModule, IngestionQueueModule],
+  imports: [ChunkIndexModule, DatasetsModule, DocumentStoreModule, EventsModule, IngestionQueueModule],
   controllers: [DocumentsController],
   providers: [DocumentsService, UploadInterceptor],
   exports: [DocumentsService],

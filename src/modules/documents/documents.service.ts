@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { EventOutbox } from 'src/common/events/domain-events.js';
+import { EventOutbox } from 'src/modules/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';

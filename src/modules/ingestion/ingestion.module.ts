@@ -3,6 +3,7 @@ import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js'
 import { DatasetStoreModule } from 'src/modules/datasets/dataset-store.module.js';
 import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
+import { EventsModule } from 'src/modules/events/events.module.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
 import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queue.module.js';
@@ -24,6 +25,7 @@ import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.serv
     ChunkIndexModule,
     DatasetStoreModule,
     DocumentStoreModule,
+    EventsModule,
     IngestionQueueModule,
     EmbeddingsModule,
   ],

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EventOutbox, type ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import { EventOutbox, type ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
 import { ChunkIndexRepository, type IndexedChunk } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';

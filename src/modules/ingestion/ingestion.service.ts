@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { ProcessingErrorPayload } from 'src/common/events/domain-events.js';
+import type { ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { hasText } from 'src/common/text/extracted-text.js';
 import { indexContext, indexedTitle } from 'src/modules/chunk-index/document-context.js';

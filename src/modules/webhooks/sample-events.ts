@@ -1,4 +1,4 @@
-import type { DomainEventMap } from 'src/common/events/domain-events.js';
+import type { DomainEventMap } from 'src/modules/events/domain-events.js';
 import type { WebhookEvent } from 'src/modules/webhooks/webhook-events.js';
 
 const DATASET = 'ds_sample00000000000000000';

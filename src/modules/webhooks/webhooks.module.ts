@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
 import { DeliveryLogRepository } from 'src/modules/webhooks/delivery-log.repository.js';
 import { DeliveryLogService } from 'src/modules/webhooks/delivery-log.service.js';
 import { TestDeliveryService } from 'src/modules/webhooks/test-delivery.service.js';
+import { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
 import { WebhooksController } from 'src/modules/webhooks/webhooks.controller.js';
 import { WebhooksRepository } from 'src/modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
@@ -12,7 +14,7 @@ import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
  * deliveries. Workers deliver through `WebhookDeliveryModule`.
  */
 @Module({
-  imports: [WebhookQueueModule],
+  imports: [WebhookQueueModule, TypeOrmModule.forFeature([WebhookEntity])],
   controllers: [WebhooksController],
   providers: [
     WebhooksService,

@@ -4,7 +4,7 @@ import { loadConfig } from 'src/config/app-config.js';
 import type { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
 import type { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
-import type { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import type { OutboxRepository } from 'src/modules/events/outbox.repository.js';
 import type { WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 import { strictMock } from '../../../../test/utils/strict-mock.js';
 import { until } from '../../../../test/utils/until.js';

@@ -4,7 +4,7 @@ import { LOGGER } from 'src/common/logging/logger.js';
 import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
-import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import { OutboxRepository } from 'src/modules/events/outbox.repository.js';
 import { WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 
 /** Due deliveries the sweep queues at a time. */

@@ -5,7 +5,7 @@ import type {
   NewDelivery,
 } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
-import type { OutboxEvent, OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import type { OutboxEvent, OutboxRepository } from 'src/modules/events/outbox.repository.js';
 import type { WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 import { strictMock } from '../../../../test/utils/strict-mock.js';
 

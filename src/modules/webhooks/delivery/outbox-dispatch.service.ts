@@ -5,7 +5,7 @@ import {
   DeliveriesRepository,
   type NewDelivery,
 } from 'src/modules/webhooks/delivery/deliveries.repository.js';
-import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import { OutboxRepository } from 'src/modules/events/outbox.repository.js';
 import { WebhookQueue } from 'src/modules/webhooks/delivery/webhook.queue.js';
 
 /** Events turned into deliveries per transaction. */

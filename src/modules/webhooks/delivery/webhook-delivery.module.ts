@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
 import { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
-import { OutboxRepository } from 'src/modules/webhooks/delivery/outbox.repository.js';
+import { EventsModule } from 'src/modules/events/events.module.js';
 import { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
 import { WebhookDeliveryProcessor } from 'src/modules/webhooks/delivery/webhook-delivery.processor.js';
 import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.module.js';
@@ -12,13 +12,7 @@ import { WebhookQueueModule } from 'src/modules/webhooks/delivery/webhook-queue.
  * Imported only where documents are processed too: ROLE `all` (default) or `worker`.
  */
 @Module({
-  imports: [WebhookQueueModule],
-  providers: [
-    OutboxRepository,
-    OutboxDispatchService,
-    DeliveryAttemptService,
-    DeliveryLoopsService,
-    WebhookDeliveryProcessor,
-  ],
+  imports: [EventsModule, WebhookQueueModule],
+  providers: [OutboxDispatchService, DeliveryAttemptService, DeliveryLoopsService, WebhookDeliveryProcessor],
 })
 export class WebhookDeliveryModule {}

@@ -19,8 +19,8 @@ const DISPATCH_LOCK = 7_310_120_001;
 
 /**
  * The outbox (`events`) as webhook delivery reads it: the committed events not yet dispatched, their
- * marking once their deliveries exist, and the purge of those past retention. `EventOutbox`
- * (src/common/events) writes them.
+ * marking once their deliveries exist, and the purge of those past retention. `EventOutbox` writes
+ * them.
  */
 @Injectable()
 export class OutboxRepository {

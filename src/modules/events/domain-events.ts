@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
 import type { Tx } from 'src/database/transaction.js';
 
@@ -65,7 +65,3 @@ export class EventOutbox {
     );
   }
 }
-
-@Global()
-@Module({ providers: [EventOutbox], exports: [EventOutbox] })
-export class EventsModule {}
