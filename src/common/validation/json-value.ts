@@ -106,7 +106,7 @@ export const IsVisibleLabel = stringRule('isVisibleLabel', labelIssue);
 /**
  * The characters of a string as the API's limits count them: Unicode code points (a surrogate pair is
  * one, as an emoji is; a lone surrogate is one too), counted without copying the string into an array
- * (`[...value].length` took 175 ms and 150 MB for a 16 MB body).
+ * (`[...value].length` would, for a body of megabytes).
  */
 export function codePointCount(value: string): number {
   let pairs = 0;

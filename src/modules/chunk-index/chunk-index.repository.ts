@@ -36,8 +36,8 @@ export interface ChunkTotals {
 }
 
 /**
- * Chunks whose lexeme source is computed in one turn of the event loop: text far from ASCII costs up
- * to about 16 µs a chunk (docs/search.md, Unicode forms), so 500 hold other requests 8 ms at most.
+ * Chunks whose lexeme source is computed in one turn of the event loop, so that text far from ASCII,
+ * the costliest (docs/search.md, Unicode forms), holds other requests only briefly.
  */
 const LEXEME_SLICE = 500;
 

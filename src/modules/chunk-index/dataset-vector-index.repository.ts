@@ -101,8 +101,7 @@ export class DatasetVectorIndexRepository {
         [datasetSeq, dimensions],
       );
       if (wanted.rowCount === 0) return false;
-      // A graph that outgrows maintenance_work_mem is built on disk, more slowly (1.7x measured for
-      // 60,000 vectors of 384 dimensions at PostgreSQL's default 64 MB: docs/search.md).
+      // A graph that outgrows maintenance_work_mem is built on disk, more slowly (docs/search.md).
       await session.query(`SET maintenance_work_mem = '${this.config.search.datasetIndexBuildMiB}MB'`);
       // Parameters as the shared index's: pgvector's defaults (m 16, ef_construction 64).
       await session.query(

@@ -80,7 +80,7 @@ const FULL_WIDTH_ASCII = { first: 0xff01, last: 0xff5e };
 
 /**
  * The replacements: index + 1 into REPLACEMENTS per code unit of the basic plane (0: none), and a map
- * for the rest. Listed at load, in about 8 ms, from the runtime's own Unicode data (the ICU behind
+ * for the rest. Listed at load from the runtime's own Unicode data (the ICU behind
  * `String.prototype.normalize`): every letter and decimal digit whose compatibility form differs from
  * its canonical one and is made of letters, marks and digits alone, except superscript and subscript
  * letters (modifier or other letters whose form is a cased letter: `ʰ`, `ⁿ`, `ª`; a modifier such as

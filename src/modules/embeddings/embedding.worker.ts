@@ -13,7 +13,7 @@ import type {
  * run of the model over its texts: the caller decides what goes together (the quantised model scales
  * activations by the whole batch, so a query is run alone, to get the same vector every time). A
  * `chunk` request cuts a document's text by the model's own tokenizer, which is synchronous
- * JavaScript too: 0.2 s for 170,000 characters.
+ * JavaScript too, and would hold the main thread as long.
  */
 await serveRequests<ModelRequest, ModelReply, LoadedModel>(async () => {
   const extractor = await loadExtractor(workerData as LocalModelOptions);

@@ -28,7 +28,7 @@ export const REASON_MAX_CHARACTERS = 1_000;
 
 /**
  * A reason as a document's error shows it: a parser may put the whole input in its message (an XML
- * parser listed a million unclosed tags: 8 MB, stored twice and sent with every read of the document).
+ * parser lists every unclosed tag), which would be stored and sent with every read of the document.
  */
 export function briefReason(reason: string): string {
   if (reason.length <= REASON_MAX_CHARACTERS) return reason;

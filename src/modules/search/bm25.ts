@@ -169,9 +169,8 @@ class HashAccumulator implements Accumulator {
  * One score per chunk of the range the postings span, indexed by chunk − first. A dataset's chunks
  * take seqs close together, and PostgreSQL hands each term's postings over in chunk order in practice
  * (the primary key's; only the speed depends on it), so adding a term walks this array forwards.
- * Between two queries the service's other work pushes the scores out of the CPU's caches; the hash
- * table then paid a miss per posting, at random (1.3-2 ms in the service against 0.5 ms for the same
- * call repeated at once), where a forward walk is fetched ahead. Every BM25 share is positive, so a
+ * Between two queries the service's other work pushes the scores out of the CPU's caches; a hash
+ * table then pays a miss per posting, at random, where a forward walk is fetched ahead (docs/search.md). Every BM25 share is positive, so a
  * score of 0 means no match. Kept between calls like the hash table, zeroed over the range used.
  */
 class DenseAccumulator implements Accumulator {

@@ -11,8 +11,8 @@ const WARM_TIME_LIMIT_MS = 30_000;
 /**
  * Before an API process listens, reads into memory the postings of the most frequent terms, up to
  * `SEARCH_POSTINGS_WARM_MB` (within `SEARCH_POSTINGS_CACHE_MB`): the first queries then find the
- * common terms' long postings in memory instead of reading them, which at the benchmark's size made
- * a first query 5 ms slower than the same query again. A failure is logged and start-up goes on.
+ * common terms' long postings in memory instead of reading them from the database at first use. A
+ * failure is logged and start-up goes on.
  */
 @Injectable()
 export class PostingsWarmer implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -18,7 +18,7 @@ const HNSW_MAX_SCAN_TUPLES = 200_000;
  * - `statement_timeout`, the search timeout: the backstop for a statement that the search's deadline
  *   did not cancel (see `cancel`);
  * - `default_transaction_read_only`: searches only read;
- * - `jit` off: the research measured it taking half of a search's time;
+ * - `jit` off: compiling a search's statements costs more than it saves (docs/search.md, The connections searches use);
  * - pgvector's iterative HNSW scan, so that a filter still gets its `limit` rows, with `ef_search` at
  *   the usual number of candidates (a leg that wants more sets it for its own transaction).
  * They are set with `SET` on each new connection, not passed in the `options` startup parameter,

@@ -9,8 +9,8 @@ export interface Tokenizer {
 const ESTIMATING_TOKENIZER: Tokenizer = { count: (text) => Math.ceil(text.length / 3) };
 
 /**
- * `chunkText` by the estimate, on the calling thread: cheap (about 0.1 s for the 10,000,000 characters of
- * the largest upload; docs/ingestion.md), where counting with a model's tokenizer costs 25 times more.
+ * `chunkText` by the estimate, on the calling thread: cheap, where counting with a model's tokenizer
+ * costs far more (docs/ingestion.md).
  */
 export function chunkByEstimate(extracted: ExtractedText, options: ChunkingOptions): Promise<Chunk[]> {
   return Promise.resolve(chunkText(extracted, ESTIMATING_TOKENIZER, options));
@@ -62,8 +62,7 @@ export function maxChunkChars(maxTokens: number): number {
 /**
  * Characters given to the sentence segmenter at a time. V8's `Intl.Segmenter` gives every segment a
  * fresh copy of the whole string segmented (its `input`), so spreading the segments of a whole paragraph
- * took time and memory in the square of its length (842 MB of heap for 100k characters of short lines,
- * 3.3 GB for 200k). Windows keep both linear. Most paragraphs fit in one, segmented exactly as before,
+ * took time and memory in the square of its length. Windows keep both linear. Most paragraphs fit in one, segmented exactly as before,
  * and a sentence longer than a window is read on into the next (see `sentences`).
  */
 const SENTENCE_WINDOW = 4096;

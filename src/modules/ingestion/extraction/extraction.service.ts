@@ -30,7 +30,7 @@ const SCRIPT = new URL('./extraction.worker.js', import.meta.url);
  * The text of a document of any supported kind, organised in sections (pages, slides) for citation.
  *
  * Files are parsed in extraction threads, never on the main thread: parsing is synchronous JavaScript
- * that can take seconds (a 10 MB XML file about 1.6 s), and on the main thread it would hold every
+ * that can take seconds for a large file, and on the main thread it would hold every
  * request of the process, searches included, for as long. pdf.js's polyfills of JavaScript's builtins
  * stay in its thread too. Each thread has a heap of its own (`EXTRACTION_MEMORY_MB`) and each file a time
  * limit (`EXTRACTION_TIMEOUT_SECONDS`); a file past either fails its document with
