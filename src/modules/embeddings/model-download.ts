@@ -5,11 +5,12 @@ import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
+import { isStaticModelDir, STATIC_MODEL_FILES } from 'src/modules/embeddings/static-model.js';
 
 /**
  * The files @huggingface/transformers reads for a BERT-style model at `dtype: 'q8'`, for the
  * feature-extraction pipeline and for a cross-encoder alike (`ModelRegistry.get_pipeline_files`;
- * model-download.spec.ts checks the two agree).
+ * model-download.spec.ts checks the two agree). A static model's are `STATIC_MODEL_FILES`.
  */
 export const MODEL_FILES = [
   'config.json',
@@ -66,8 +67,13 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<void
   await removeStaleStaging(modelsDir, logger);
   const staging = await mkdtemp(join(modelsDir, STAGING_PREFIX));
   try {
-    logger.info({ model, hub: options.hubUrl, files: MODEL_FILES }, 'downloading the embedding model');
-    for (const file of MODEL_FILES) await downloadFile(options, file, join(staging, file));
+    // The config says which kind of model it is, and so which files make it.
+    await downloadFile(options, 'config.json', join(staging, 'config.json'));
+    const files = (isStaticModelDir(staging) ? STATIC_MODEL_FILES : MODEL_FILES).filter(
+      (file) => file !== 'config.json',
+    );
+    logger.info({ model, hub: options.hubUrl, files }, 'downloading the embedding model');
+    for (const file of files) await downloadFile(options, file, join(staging, file));
     await mkdir(dirname(join(modelsDir, model)), { recursive: true });
     await rename(staging, join(modelsDir, model)).catch((error: unknown) => {
       // Another process sharing MODELS_DIR put the model in place first.
