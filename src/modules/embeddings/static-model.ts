@@ -1,6 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
+import { Tokenizer as HubTokenizer } from '@huggingface/tokenizers';
+
+/**
+ * The part of the tokenizer used here. The package's declarations import their own files without
+ * extensions, which `nodenext` resolution cannot follow, so its types arrive unresolved.
+ */
+interface TextTokenizer {
+  encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] };
+}
+const Tokenizer = HubTokenizer as unknown as new (definition: object, config: object) => TextTokenizer;
 
 /**
  * The files of a static embedding model (Model2Vec) as the model hub serves it: one vector per token
@@ -16,8 +25,8 @@ export interface StaticModel {
   dimensions: number;
   maxTokens: number;
   /** The model's tokens in a text, as it embeds them (no special tokens, unknown ones left out). */
-  countTokens(text: string): number;
-  embed(texts: string[]): number[][];
+  countTokens: (text: string) => number;
+  embed: (texts: string[]) => number[][];
 }
 
 /** Whether a config (`config.json`, parsed) is a Model2Vec model's. */
@@ -48,7 +57,7 @@ export function loadStaticModel(dir: string): StaticModel {
   const ids = (text: string) =>
     tokenizer
       .encode(text, { add_special_tokens: false })
-      .ids.filter((id: number) => id !== unknown && id < rows)
+      .ids.filter((id) => id !== unknown && id < rows)
       .slice(0, MAX_TOKENS);
   return {
     dimensions,
