@@ -6,54 +6,81 @@
 // - SciFact queries whose first result is judged relevant: the share where it scores at least 0.5;
 // - pooled over every query's first 10 results, the ROC AUC of the score against relevance, beside
 //   that of a score of the rank alone.
-// It runs twice: with the chunking defaults a user gets, then with documents indexed whole (BEIR's
-// setting). No real embedding model exists on this machine, so the semantic and hybrid modes run on
-// controlled vectors (bench/lexical-embedder.mjs) served by a local OpenAI-compatible endpoint.
+// It runs once per dense leg (BENCH_DENSE, comma-separated; all by default): `potion`, the real static
+// model potion-base-2M through the local provider; `lexical`, controlled vectors that share words
+// (bench/lexical-embedder.mjs); `random`, vectors that carry no information. Each run also fuses the
+// legs' own rankings at fixed weights (bench/fusion-study.mjs). Then once with documents indexed whole
+// (BEIR's setting), keyword only.
 import { appendFileSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { pino } from 'pino';
 import { AppModule } from '../dist/app.module.js';
 import { loadConfig } from '../dist/config/app-config.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
+import { bestWeight, legLists, pseudoQueries, sweep } from './fusion-study.mjs';
 import { startLexicalEmbedder } from './lexical-embedder.mjs';
-import { apiKey, createDatabase, pool, poster, scifact, startServer, writeResult } from './lib.mjs';
+import { apiKey, createDatabase, pool, poster, scifact, startEmbeddingServer, startServer, writeResult } from './lib.mjs';
+import { exhaustiveStaticCosine } from './static-reference.mjs';
 
 const FIXTURES = process.env.BENCH_FIXTURES ?? '../shared/fixtures';
+const MODELS = resolve(process.env.BENCH_MODELS ?? '../shared/models');
 const MODES = ['keyword', 'semantic', 'hybrid'];
+const POTION = 'minishlab/potion-base-2M';
 /** The controlled vectors' model, and where its cosines lie (measured: docs/search.md, "The score"). */
-const MODEL = 'bench-lexical-1536';
-const MODEL_CALIBRATION = [
+const LEXICAL = 'bench-lexical-1536';
+const LEXICAL_CALIBRATION = [
   [0.15, 0],
   [0.28, 0.5],
   [0.45, 0.9],
   [1, 1],
 ];
+const RANDOM = 'bench-random-256';
 
 const { corpus, queries, qrels } = scifact();
 const offTopic = offTopicQueries();
+const texts = corpus.map((doc) => `${doc.title}\n\n${doc.text}`);
 
 // As many dimensions as OpenAI's text-embedding-3-small: fewer make the hashed words collide, and
 // unrelated texts drift towards each other.
-const embedder = await startLexicalEmbedder(
+const lexical = await startLexicalEmbedder(
   corpus.map((doc) => `${doc.title} ${doc.text}`),
   1536,
 );
+const noise = await startEmbeddingServer(randomVector);
+const DENSE = {
+  potion: { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: POTION, MODELS_DIR: MODELS },
+  lexical: {
+    EMBEDDING_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: lexical.baseUrl,
+    EMBEDDING_MODEL: LEXICAL,
+    SEMANTIC_CALIBRATION: JSON.stringify({ [LEXICAL]: LEXICAL_CALIBRATION }),
+  },
+  random: { EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: noise.baseUrl, EMBEDDING_MODEL: RANDOM },
+};
+const dense = (process.env.BENCH_DENSE ?? Object.keys(DENSE).join(',')).split(',');
 const result = {
   dataset: 'BEIR SciFact',
   split: 'train',
   queries: qrels.size,
   off_topic_queries: offTopic.length,
   documents: corpus.length,
-  vectors: `${MODEL} (controlled: bench/lexical-embedder.mjs)`,
   runs: {},
 };
 try {
-  result.runs.defaults = await run({}, MODES);
+  if (dense.includes('potion')) {
+    const started = performance.now();
+    result.potion_exhaustive_cosine = await exhaustiveStaticCosine(join(MODELS, POTION), texts, corpus, queries, qrels);
+    console.log(`potion-base-2M, exhaustive cosine outside the service: ${JSON.stringify(result.potion_exhaustive_cosine)} (${Math.round(performance.now() - started)} ms)`);
+  }
+  for (const name of dense) result.runs[name] = await run(DENSE[name], MODES);
   // The comparison the chunking defaults are held to is the keyword leg's: vectors would only slow it.
-  result.runs.whole_documents = await run({ CHUNK_TOKENS: '2048' }, ['keyword']);
+  result.runs.whole_documents = await run({ EMBEDDING_PROVIDER: 'none', CHUNK_TOKENS: '2048' }, ['keyword']);
 } finally {
-  await embedder.close();
+  await lexical.close();
+  await noise.close();
 }
 result.measured_at = new Date().toISOString();
 
@@ -74,32 +101,44 @@ for (const [name, runResult] of Object.entries(result.runs)) {
       );
     }
   }
+  if (runResult.study) {
+    console.log('  fusion study, nDCG@10 by semantic weight:');
+    for (const [fusion, row] of Object.entries(runResult.study.judged)) {
+      console.log(`    ${fusion.padEnd(17)} ${Object.values(row).join(' ')}`);
+    }
+    for (const [kind, chosen] of Object.entries(runResult.study.pseudo)) {
+      console.log(`    pseudo-queries by ${kind}: ${JSON.stringify(chosen)}`);
+    }
+  }
 }
 console.log(`written to ${writeResult('relevance', result)}`);
 
-/** Ingests SciFact with `chunking` (environment), then measures `modes` in process. */
-async function run(chunking, modes) {
+/** A unit vector drawn from the text's hash: the same text always gets the same, and no two relate. */
+function randomVector(text) {
+  let seed = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) seed = Math.imul(seed ^ text.charCodeAt(i), 0x01000193);
+  const vector = Array.from({ length: 256 }, () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  });
+  const norm = Math.hypot(...vector);
+  return vector.map((x) => x / norm);
+}
+
+/** Ingests SciFact with `settings` (environment), then measures `modes` in process. */
+async function run(settings, modes) {
   const database = await createDatabase();
-  const vectors = {
-    EMBEDDING_PROVIDER: 'openai',
-    OPENAI_API_KEY: 'bench',
-    OPENAI_BASE_URL: embedder.baseUrl,
-    EMBEDDING_MODEL: MODEL,
-    SEMANTIC_CALIBRATION: JSON.stringify({ [MODEL]: MODEL_CALIBRATION }),
-  };
-  const env = {
-    DATABASE_URL: database.url,
-    REDIS_PREFIX: `bench_rel_${process.pid}`,
-    ...(modes.includes('semantic') ? vectors : { EMBEDDING_PROVIDER: 'none' }),
-    ...chunking,
-  };
+  const env = { DATABASE_URL: database.url, REDIS_PREFIX: `bench_rel_${process.pid}`, ...settings };
   const server = await startServer({ ...env, INGEST_CONCURRENCY: '8', RATE_LIMIT_API_KEY: '10000000' });
   const key = apiKey(database.url);
   const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
   const post = poster(server.url, headers);
   try {
     const dataset = await post('/v1/datasets', { name: 'scifact' });
-    console.log(`ingesting ${corpus.length} documents (${JSON.stringify(chunking)}) ...`);
+    console.log(`ingesting ${corpus.length} documents (${JSON.stringify(settings)}) ...`);
+    const ingestStarted = performance.now();
     await pool(corpus, 8, (doc) =>
       post(`/v1/datasets/${dataset.id}/documents`, {
         content: `${doc.title}\n\n${doc.text}`,
@@ -115,6 +154,7 @@ async function run(chunking, modes) {
       if (page.total === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
+    const ingestSeconds = Math.round((performance.now() - ingestStarted) / 100) / 10;
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const chunks = Number((await client.query('SELECT chunk_count FROM dataset_index')).rows[0].chunk_count);
@@ -141,14 +181,43 @@ async function run(chunking, modes) {
       const options = { limit, mode, rerank: false, explain: true };
       return search.search(await search.prepare(caller, dataset.id, options, [query]), query, options);
     };
+    ask.run = JSON.stringify(settings.EMBEDDING_MODEL ?? 'none');
     const measured = {};
     for (const mode of modes) measured[mode] = await measure(ask, mode);
+    const study = modes.includes('hybrid') ? await fusionStudy(ask) : undefined;
     await app.close();
-    return { chunking, chunks, modes: measured };
+    return { settings: { ...settings, OPENAI_BASE_URL: undefined }, chunks, ingest_seconds: ingestSeconds, modes: measured, study };
   } finally {
     await server.stop().catch(() => undefined);
     await database.drop();
   }
+}
+
+/** The legs' rankings fused at fixed weights on the judged queries, and the weights pseudo-queries pick. */
+async function fusionStudy(ask) {
+  const judged = [];
+  for (const [queryId, relevant] of qrels) judged.push([await legLists(ask, queries.get(queryId)), relevant]);
+  if (process.env.BENCH_RELEVANCE_LISTS) {
+    const lists = judged.map(([legs, relevant]) => ({ legs, relevant: Object.fromEntries(relevant) }));
+    appendFileSync(process.env.BENCH_RELEVANCE_LISTS, `${JSON.stringify({ run: ask.run, lists })}\n`);
+  }
+  const study = { judged: sweep(judged, (ranking, relevant) => ndcg(ranking.slice(0, 10), relevant)), pseudo: {} };
+  for (const [kind, pairs] of Object.entries(pseudoQueries(corpus))) {
+    const items = [];
+    for (const [query, doc] of pairs) items.push([await legLists(ask, query, 100), new Map([[doc, 1]])]);
+    if (process.env.BENCH_RELEVANCE_LISTS) {
+      const lists = items.map(([legs, relevant]) => ({ legs, relevant: Object.fromEntries(relevant) }));
+      appendFileSync(process.env.BENCH_RELEVANCE_LISTS, `${JSON.stringify({ run: ask.run, pseudo: kind, lists })}\n`);
+    }
+    const table = sweep(items, (ranking, relevant) => ndcg(ranking.slice(0, 10), relevant));
+    study.pseudo[kind] = Object.fromEntries(
+      Object.entries(table).map(([fusion, row]) => {
+        const [w, figure] = bestWeight(row);
+        return [fusion, { weight: w, pseudo_ndcg: figure, judged_ndcg: study.judged[fusion][w] }];
+      }),
+    );
+  }
+  return study;
 }
 
 async function measure(ask, mode) {

@@ -35,6 +35,7 @@ function setUp(idle: boolean | undefined) {
     embeddingDimensions: 2,
     reembedding: false,
     vectorIndexDimensions: null,
+    fusion: null,
   };
   const search = new SearchService(
     strictMock<KeywordLeg>({}),

@@ -1,21 +1,26 @@
 import type { ChunkRow } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import type { LegHit } from 'src/modules/search/search.types.js';
 
-/** Reciprocal rank fusion constant (Cormack et al.). */
-export const RRF_K = 60;
-
 /** A chunk's row with what a result shows of its document. */
 export type CompleteRow = ChunkRow & { metadata: Record<string, unknown>; filename: string | null };
 
 /** What a result's score is: a leg's relevance, the reranker's, or that of a stronger result below it. */
 export type ScoreBasis = 'keyword' | 'semantic' | 'rerank' | 'result_below';
 
+/** How much each leg counts in the order of a hybrid search: two shares that sum to 1. */
+export interface FusionWeights {
+  keyword: number;
+  semantic: number;
+}
+
+export const EQUAL_WEIGHTS: FusionWeights = { keyword: 0.5, semantic: 0.5 };
+
 export interface Fused {
   chunkSeq: string;
   /** The chunk's row, from whichever leg read it: a row with its document's fields if any did. */
   row?: ChunkRow;
-  /** Σ 1/(k + rank) over the legs that ranked it: the ranking. */
-  rrf: number;
+  /** The weighted sum of the legs' normalised scores (`fuse`), 0..1: the order. */
+  fusion: number;
   semantic?: LegPlace;
   keyword?: LegPlace & { ceiling?: number; terms?: number };
   rerank?: number;
@@ -30,35 +35,51 @@ interface LegPlace {
   relevance: number;
 }
 
+const LEGS = ['semantic', 'keyword'] as const;
+
 /**
- * Fuses ranked lists by reciprocal rank, Σ 1/(k + rank): the order. The score is a relevance on the
- * contract's scale, which means the same for every query (docs/search.md, Fusion and the score):
- * - a chunk's own relevance is the strongest evidence either leg has for it (`LegHit.relevance`);
+ * Fuses the legs' ranked candidates. **The order** is a convex combination of each leg's score
+ * divided by its best candidate's, `weights.keyword × bm25 / bm25_best + weights.semantic × cos / cos_best`;
+ * a chunk one leg did not rank takes that leg's lowest normalised candidate, the most it could have
+ * had. Scores, not ranks, are fused, so a weak leg's near-ties cannot reorder a strong leg's clear
+ * ranking (docs/search.md, Fusion and the score, has the measurements); ties go to the older chunk.
+ * A leg of weight 0 takes no part.
+ *
+ * **The score** is a relevance on the contract's scale, which means the same for every query:
+ * - a chunk's own relevance is the strongest evidence a leg that counts has for it (`LegHit.relevance`);
  * - times its ratio to the best own relevance among the candidates: a result far weaker than the
- *   query's best is less often an answer than its evidence alone says (measured: the score then
- *   separates relevant results from the others better than the rank does, pooled over queries);
- * - the order is the fusion's, so a chunk ranked above a stronger one (both legs found it, and only
- *   one the other) takes the stronger one's score. Scores never rise down the list, `min_score` keeps
- *   a prefix of it, and the first result scores the best relevance of any candidate.
+ *   query's best is less often an answer than its evidence alone says;
+ * - the order is the fusion's, so a chunk ranked above a stronger one takes the stronger one's score.
+ *   Scores never rise down the list, `min_score` keeps a prefix of it, and the first result scores
+ *   the best relevance of any candidate.
  */
-export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): Fused[] {
-  const fused = new Map<string, Omit<Fused, 'score' | 'basis'>>();
-  for (const leg of ['semantic', 'keyword'] as const) {
-    legs[leg]?.forEach((hit, index) => {
-      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq, rrf: 0 };
+export function fuse(
+  legs: { semantic?: LegHit[]; keyword?: LegHit[] },
+  weights: FusionWeights = EQUAL_WEIGHTS,
+): Fused[] {
+  const counted = LEGS.filter((leg) => legs[leg] && (weights[leg] > 0 || !legs[other(leg)]));
+  const fused = new Map<string, Omit<Fused, 'score' | 'basis' | 'fusion'>>();
+  for (const leg of counted) {
+    legs[leg]!.forEach((hit, index) => {
+      const entry = fused.get(hit.chunkSeq) ?? { chunkSeq: hit.chunkSeq };
       if (hit.row && entry.row?.metadata === undefined) entry.row = hit.row;
-      entry.rrf += 1 / (RRF_K + index + 1);
       const { score, relevance, ceiling, terms } = hit;
       entry[leg] = { rank: index + 1, score, relevance, ...(leg === 'keyword' && { ceiling, terms }) };
       fused.set(hit.chunkSeq, entry);
     });
   }
+  const scales = Object.fromEntries(counted.map((leg) => [leg, normaliser(legs[leg]!)]));
+  const share = (leg: (typeof LEGS)[number]) => (counted.length === 1 ? 1 : weights[leg]);
   const ranked = [...fused.values()]
-    .sort((a, b) => b.rrf - a.rrf || Number(a.chunkSeq) - Number(b.chunkSeq))
+    .map((entry) => ({
+      ...entry,
+      fusion: counted.reduce((sum, leg) => sum + share(leg) * scales[leg](entry[leg]?.score), 0),
+    }))
+    .sort((a, b) => b.fusion - a.fusion || Number(a.chunkSeq) - Number(b.chunkSeq))
     .map((entry): Fused => {
-      const keyword = entry.keyword?.relevance ?? 0;
-      const semantic = entry.semantic?.relevance ?? 0;
-      return entry.keyword && keyword >= semantic
+      const keyword = counted.includes('keyword') ? (entry.keyword?.relevance ?? 0) : 0;
+      const semantic = counted.includes('semantic') ? (entry.semantic?.relevance ?? 0) : 0;
+      return counted.includes('keyword') && entry.keyword && keyword >= semantic
         ? { ...entry, score: keyword, basis: 'keyword' }
         : { ...entry, score: semantic, basis: 'semantic' };
     });
@@ -73,9 +94,23 @@ export function fuse(legs: { semantic?: LegHit[]; keyword?: LegHit[] }): Fused[]
   return ranked;
 }
 
-/** The fusion's own measure, Σ 1/(k + rank) over its largest possible value (rank 1 in every leg that ran). */
-export function fusionScore(rrf: number, legs: number): number {
-  return (rrf * (RRF_K + 1)) / legs;
+function other(leg: (typeof LEGS)[number]): (typeof LEGS)[number] {
+  return leg === 'keyword' ? 'semantic' : 'keyword';
+}
+
+/**
+ * A leg's score as a share of its best candidate's, and the lowest such share for a chunk the leg
+ * did not rank. A best at or below 0 (cosines can be negative) shifts the scores to start at 0.
+ */
+function normaliser(hits: LegHit[]): (score: number | undefined) => number {
+  const scores = hits.map((hit) => hit.score);
+  const high = Math.max(...scores);
+  const low = Math.min(...scores);
+  const shift = low < 0 ? -low : 0;
+  const top = high + shift;
+  const of = (score: number) => (top > 0 ? (score + shift) / top : 1);
+  const floor = hits.length > 0 ? of(low) : 0;
+  return (score) => (score === undefined ? floor : of(score));
 }
 
 /**

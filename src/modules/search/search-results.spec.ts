@@ -18,7 +18,7 @@ const row = (document: Partial<Pick<CompleteRow, 'metadata' | 'filename'>> = {})
 const entry = (chunk: CompleteRow): Fused & { row: CompleteRow } => ({
   chunkSeq: chunk.seq,
   row: chunk,
-  rrf: 2 / 61,
+  fusion: 0.9,
   semantic: { rank: 1, score: 0.81, relevance: 0.8 },
   keyword: { rank: 1, score: 12.4, relevance: 0.7, ceiling: 27.9, terms: 3 },
   score: 0.8,
@@ -28,7 +28,7 @@ const entry = (chunk: CompleteRow): Fused & { row: CompleteRow } => ({
 describe('toResult', () => {
   it('names the source of the chunk: its document, title, file name and place', () => {
     const chunk = row({ metadata: { title: 'Router guide', category: 'guide' }, filename: 'router.pdf' });
-    expect(toResult(entry(chunk), { explain: false, legs: 2 })).toEqual({
+    expect(toResult(entry(chunk), { explain: false })).toEqual({
       chunk_id: 'chk_7',
       content: 'The warranty covers water damage.',
       score: 0.8,
@@ -53,17 +53,26 @@ describe('toResult', () => {
     ],
     ['null, for text without a title', { metadata: { title: '' }, filename: null }, null],
   ])('takes as title %s', (_case, document, title) => {
-    expect(toResult(entry(row(document)), { explain: false, legs: 2 }).title).toBe(title);
+    expect(toResult(entry(row(document)), { explain: false }).title).toBe(title);
   });
 
   it('adds what the score was formed from when explained', () => {
-    expect(toResult(entry(row()), { explain: true, legs: 2 })).toMatchObject({
+    const fusion = { weights: { keyword: 0.7, semantic: 0.3 }, source: 'dataset' as const };
+    expect(toResult(entry(row()), { explain: true, fusion })).toMatchObject({
       page: 2,
       score_basis: 'semantic',
-      fusion_score: 1,
+      fusion_score: 0.9,
+      fusion_weights: { keyword: 0.7, semantic: 0.3 },
+      fusion_weights_source: 'dataset',
       semantic_rank: 1,
       keyword_ceiling: 27.9,
       keyword_terms: 3,
     });
+  });
+
+  it('leaves the fusion out of a leg run alone', () => {
+    const explained = toResult(entry(row()), { explain: true });
+    expect(explained).not.toHaveProperty('fusion_score');
+    expect(explained).not.toHaveProperty('fusion_weights');
   });
 });

@@ -1,15 +1,15 @@
 import { documentTitle } from 'src/modules/chunk-index/document-context.js';
-import type { SearchResultDto } from 'src/modules/search/dto/search.dto.js';
-import { type CompleteRow, type Fused, fusionScore } from 'src/modules/search/fusion.js';
+import type { SearchResultDto, WeightsSource } from 'src/modules/search/dto/search.dto.js';
+import { type CompleteRow, type Fused, type FusionWeights } from 'src/modules/search/fusion.js';
 
 /**
  * A ranked chunk as the API shows it: the chunk, its score, the document it comes from and where in
  * it, all from the row the search read with the chunk; with `explain`, what its score was formed
- * from (`legs`: how many legs ran).
+ * from (`fusion`: the weights of a hybrid search's two legs, and where they come from).
  */
 export function toResult(
   entry: Fused & { row: CompleteRow },
-  { explain, legs }: { explain: boolean; legs: number },
+  { explain, fusion }: { explain: boolean; fusion?: { weights: FusionWeights; source: WeightsSource } },
 ): SearchResultDto {
   const { row } = entry;
   const result: SearchResultDto = {
@@ -27,7 +27,14 @@ export function toResult(
   };
   if (!explain) return result;
   result.score_basis = entry.basis;
-  if (legs === 2) result.fusion_score = round(fusionScore(entry.rrf, legs));
+  if (fusion) {
+    result.fusion_score = round(entry.fusion);
+    result.fusion_weights = {
+      keyword: round(fusion.weights.keyword),
+      semantic: round(fusion.weights.semantic),
+    };
+    result.fusion_weights_source = fusion.source;
+  }
   if (entry.semantic)
     Object.assign(result, {
       semantic_score: round(entry.semantic.score),

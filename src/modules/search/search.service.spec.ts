@@ -54,6 +54,7 @@ function setUp({
     embeddingDimensions: 2,
     reembedding: false,
     vectorIndexDimensions: null,
+    fusion: null,
   };
   const search = new SearchService(
     strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
@@ -129,15 +130,21 @@ describe('SearchService', () => {
     ]);
   });
   it('reads the rows a reranker scores, and no more, from the legs or after the fusion', async () => {
-    // Each leg ranks 20 chunks of its own, then chunk 99, which both rank 21st and the fusion ranks first.
-    const ranking = (prefix: string) => [...Array.from({ length: 20 }, (_, i) => `${prefix}${i + 1}`), '99'];
+    // Each leg ranks 20 chunks of its own close together, then chunk 99 just below them, then 10 far
+    // below: 99 is 21st in both legs, and first in the fusion, where a chunk one leg did not rank
+    // takes that leg's lowest score.
+    const ranking = (prefix: string) => [
+      ...Array.from({ length: 20 }, (_, i) => [`${prefix}${i + 1}`, 1 - i / 1000] as const),
+      ['99', 0.97] as const,
+      ...Array.from({ length: 10 }, (_, i) => [`${prefix}${i + 21}`, 0.1 - i / 100] as const),
+    ];
     const leg = (prefix: string) =>
       jest.fn((_dataset: unknown, _input: unknown, request: LegRequest) =>
         Promise.resolve(
-          ranking(prefix).map((seq, i): LegHit => ({
+          ranking(prefix).map(([seq, score], i): LegHit => ({
             chunkSeq: seq,
-            score: 1 - i / 100,
-            relevance: 1 - i / 100,
+            score,
+            relevance: score,
             row: i < request.shown ? row(seq) : undefined,
           })),
         ),

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   Allow,
   IsArray,
@@ -7,11 +8,13 @@ import {
   IsIn,
   IsInt,
   IsNumber,
+  IsObject,
   IsString,
   Max,
   Min,
   MinLength,
   ValidateIf,
+  ValidateNested,
 } from 'class-validator';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { ScoreBasis } from 'src/modules/search/fusion.js';
@@ -35,6 +38,38 @@ const FILTERS_DOC = {
 
 /** What an example shows where only the reader knows the value: the id `createDataset` returned. */
 export const DATASET_ID_PLACEHOLDER = 'REPLACE_WITH_YOUR_DATASET_ID';
+
+export const WEIGHTS_SOURCES = ['request', 'dataset', 'default'] as const;
+export type WeightsSource = (typeof WEIGHTS_SOURCES)[number];
+
+const WEIGHT_ISSUE = 'must be a number from 0 to 1';
+
+/** How much each leg counts in hybrid mode. */
+export class FusionWeightsDto {
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1,
+    example: 0.7,
+    description: "The keyword leg's weight; 1 − semantic when left out",
+  })
+  @Max(1, { message: WEIGHT_ISSUE })
+  @Min(0, { message: WEIGHT_ISSUE })
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: WEIGHT_ISSUE })
+  @ValidateIf((_, value) => value !== undefined)
+  keyword?: number;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1,
+    example: 0.3,
+    description: "The semantic leg's weight; 1 − keyword when left out",
+  })
+  @Max(1, { message: WEIGHT_ISSUE })
+  @Min(0, { message: WEIGHT_ISSUE })
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: WEIGHT_ISSUE })
+  @ValidateIf((_, value) => value !== undefined)
+  semantic?: number;
+}
 
 class SearchOptionsDto {
   @ApiProperty({
@@ -106,6 +141,19 @@ class SearchOptionsDto {
   @Min(0, { message: 'must be a number from 0 to 1' })
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'must be a number from 0 to 1' })
   min_score: number = 0;
+
+  @ApiPropertyOptional({
+    type: FusionWeightsDto,
+    description:
+      'Extension: how much each leg counts in hybrid mode, such as `{"keyword": 0.7, "semantic": 0.3}`; two ' +
+      "weights are taken in proportion (one of them above 0). Left out: the dataset's own, chosen by the service " +
+      "from the dataset's documents (`fusion` on the dataset)",
+  })
+  @ValidateNested()
+  @Type(() => FusionWeightsDto)
+  @IsObject({ message: 'must be an object such as {"keyword": 0.7, "semantic": 0.3}' })
+  @ValidateIf((_, value) => value !== undefined)
+  weights?: FusionWeightsDto;
 }
 
 export class QueryDto extends SearchOptionsDto {
@@ -232,11 +280,29 @@ export class SearchResultDto {
   score_basis?: ScoreBasis;
 
   @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1,
     description:
-      'explain: reciprocal rank fusion over its largest value (hybrid mode): what orders the results',
+      "explain (hybrid mode): what orders the results, the legs' scores each divided by the leg's best, weighted by " +
+      '`fusion_weights` and summed',
     example: 0.98,
   })
   fusion_score?: number;
+
+  @ApiPropertyOptional({
+    type: FusionWeightsDto,
+    description: 'explain (hybrid mode): the weights the order used',
+  })
+  fusion_weights?: FusionWeightsDto;
+
+  @ApiPropertyOptional({
+    enum: WEIGHTS_SOURCES,
+    description:
+      "explain (hybrid mode): where the weights come from: the request's `weights`, the dataset's own (chosen by the " +
+      'service from its documents), or equal weights for a dataset the service has not judged yet',
+    example: 'dataset',
+  })
+  fusion_weights_source?: WeightsSource;
 
   @ApiPropertyOptional({ description: 'explain: cosine similarity', example: 0.81 })
   semantic_score?: number;
