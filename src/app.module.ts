@@ -19,6 +19,7 @@ import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 import { McpModule } from 'src/modules/mcp/mcp.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
+import { FusionTuningModule } from 'src/modules/search/fusion-tuning.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
 import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
@@ -35,7 +36,7 @@ export class AppModule {
       LoggingModule.forRoot(logger),
       DatabaseModule,
       RedisModule,
-      ...(config.role === 'api' ? [] : [IngestionModule, WebhookDeliveryModule]),
+      ...(config.role === 'api' ? [] : [IngestionModule, FusionTuningModule, WebhookDeliveryModule]),
     ];
     if (config.role === 'worker') return { module: AppModule, imports: infrastructure };
     return {

@@ -3,13 +3,14 @@ import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.reposi
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import { FusionChoiceRepository } from 'src/modules/chunk-index/fusion-choice.repository.js';
 import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import { PassagesRepository } from 'src/modules/chunk-index/passages.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
 
 /**
  * The search index: chunks, their vectors, BM25 postings and statistics, each dataset's index state
- * (`dataset_index`), and the lexemes they are taken from. This module holds every statement over these
+ * (`dataset_index`) and fusion weights (`dataset_fusion`), and the lexemes they are taken from. This module holds every statement over these
  * tables: writes through `ChunkIndexRepository` (the vectors of chunks indexed earlier through
  * `ChunkVectorsRepository`), the state's reads through `IndexStateRepository`, a search's reads
  * through `PostingsRepository` (postings) and `ChunkReadsRepository` (chunks, nearest chunks, the
@@ -22,6 +23,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     ChunkIndexRepository,
     ChunkReadsRepository,
     IndexStateRepository,
+    FusionChoiceRepository,
     ChunkVectorsRepository,
     DatasetVectorIndexRepository,
     PostingsRepository,
@@ -31,6 +33,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     ChunkIndexRepository,
     ChunkReadsRepository,
     IndexStateRepository,
+    FusionChoiceRepository,
     ChunkVectorsRepository,
     DatasetVectorIndexRepository,
     PostingsRepository,

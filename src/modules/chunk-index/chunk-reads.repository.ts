@@ -78,6 +78,20 @@ export class ChunkReadsRepository {
   }
 
   /**
+   * Up to `count` of the dataset's chunks, drawn by a hash of their key: the same chunks each time
+   * while the dataset holds them, spread over all its documents.
+   */
+  sample(read: Read, datasetSeq: string, count: number): Promise<{ seq: string; content: string }[]> {
+    return read(
+      `SELECT c.seq::text AS seq, c.content FROM chunks c
+        WHERE c.dataset_seq = $1
+        ORDER BY hashint8(c.seq), c.seq
+        LIMIT $2`,
+      [datasetSeq, count],
+    );
+  }
+
+  /**
    * Of `ranked` (chunk seqs, best first), the first `limit` that belong to ready documents passing the
    * filter, with their rows and their place in `ranked` (from 1).
    */

@@ -18,11 +18,15 @@ export interface IndexState {
   reembedding: boolean;
   /** The dimension of the dataset's own HNSW index (docs/search.md, per-dataset indexes). */
   vectorIndexDimensions: number | null;
+  /** The weights chosen for its hybrid searches (`FusionChoiceRepository`), null until chosen. */
+  fusion: { keyword: number; semantic: number } | null;
 }
 
-const COLUMNS = `chunk_count::float8 AS "chunkCount",
-  total_chunk_length::float8 AS "totalChunkLength", embedding_model AS "embeddingModel",
-  embedding_dimensions AS "embeddingDimensions", reembedding, vector_index_dimensions AS "vectorIndexDimensions"`;
+const COLUMNS = `i.chunk_count::float8 AS "chunkCount",
+  i.total_chunk_length::float8 AS "totalChunkLength", i.embedding_model AS "embeddingModel",
+  i.embedding_dimensions AS "embeddingDimensions", i.reembedding, i.vector_index_dimensions AS "vectorIndexDimensions",
+  CASE WHEN f.dataset_seq IS NOT NULL
+       THEN json_build_object('keyword', f.keyword_weight, 'semantic', f.semantic_weight) END AS fusion`;
 
 /** A dataset whose index has no row (it was made by a writer other than the service): nothing in it. */
 const EMPTY: IndexState = Object.freeze({
@@ -32,6 +36,7 @@ const EMPTY: IndexState = Object.freeze({
   embeddingDimensions: null,
   reembedding: false,
   vectorIndexDimensions: null,
+  fusion: null,
 });
 
 /**
@@ -61,9 +66,12 @@ export class IndexStateRepository {
 
   /** The state of the dataset's index, through `read` (a search's connection, or a transaction). */
   async of(read: Read, datasetId: string): Promise<IndexState> {
-    const [row] = await read<IndexState>(`SELECT ${COLUMNS} FROM dataset_index WHERE dataset_id = $1`, [
-      datasetId,
-    ]);
+    // The weights in the same statement: a search reads them at no extra round trip.
+    const [row] = await read<IndexState>(
+      `SELECT ${COLUMNS} FROM dataset_index i LEFT JOIN dataset_fusion f ON f.dataset_seq = i.dataset_seq
+        WHERE i.dataset_id = $1`,
+      [datasetId],
+    );
     return row ?? EMPTY;
   }
 }

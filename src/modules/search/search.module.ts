@@ -34,6 +34,6 @@ import { VectorLeg } from 'src/modules/search/vector-leg.js';
       useFactory: (config: AppConfig) => new PostingsCache(postingsIn(config.search.postingsCacheMiB)),
     },
   ],
-  exports: [SearchService, EarlyQueryEmbedding],
+  exports: [SearchService, EarlyQueryEmbedding, QueryVectors, SearchReads],
 })
 export class SearchModule {}

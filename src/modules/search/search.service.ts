@@ -19,14 +19,15 @@ import type {
   QueryDto,
   SearchMode,
   SearchResultDto,
+  WeightsSource,
 } from 'src/modules/search/dto/search.dto.js';
 import { documentCondition, type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { fuse, withRows } from 'src/modules/search/fusion.js';
+import { EQUAL_WEIGHTS, fuse, type FusionWeights, withRows } from 'src/modules/search/fusion.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
-import type { EarlyVector } from 'src/modules/search/search.types.js';
+import type { EarlyVector, LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
@@ -42,6 +43,8 @@ export interface SearchOptions {
   explain: boolean;
   /** Results scoring below it are left out (0 by default: none). */
   min_score?: number;
+  /** How much each leg counts in hybrid mode; the dataset's own when left out. */
+  weights?: { keyword?: number; semantic?: number };
 }
 
 /**
@@ -160,6 +163,7 @@ export class SearchService {
     { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline?: AbortSignal } = {},
   ): Promise<PreparedSearch> {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
+    if (options.weights) requestedWeights(options.weights);
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
     const vectors = this.queryVectors.all(options.mode === 'keyword' ? [] : queries, early, deadline);
     // Read beside the dataset's lookup, which decides whether the caller sees it at all.
@@ -214,7 +218,6 @@ export class SearchService {
     // A batch's later query, taken up after the deadline: nothing of it starts.
     deadline?.throwIfAborted();
     const { dataset, index } = prepared;
-    const { bm25K1: k1, bm25B: b } = this.config.search;
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(index);
     const useKeyword = options.mode !== 'semantic';
     const reranker = options.rerank ? this.reranking.current() : null;
@@ -226,43 +229,25 @@ export class SearchService {
     // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
     const shown = reranker ? Math.max(options.limit, this.config.rerank.candidates) : options.limit;
 
-    const [semantic, keyword] = await Promise.all([
-      useSemantic
-        ? this.vectorLeg.rank(
-            {
-              id: dataset.id,
-              seq: dataset.seq,
-              chunks: index.chunkCount,
-              dimensions: index.embeddingDimensions!,
-              model: index.embeddingModel!,
-              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
-            },
-            prepared.vectors.get(query) ?? this.queryVectors.one(query, deadline),
-            {
-              filter: prepared.filter,
-              passing: prepared.passing,
-              candidates: Math.max(MIN_CANDIDATES, depth),
-              shown,
-              deadline,
-            },
-          )
-        : undefined,
-      useKeyword
-        ? this.keywordLeg.rank(
-            { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
-            query,
-            { k1, b },
-            {
-              filter: prepared.filter,
-              passing: prepared.passing,
-              candidates: depth,
-              shown,
-              deadline,
-            },
-          )
-        : undefined,
-    ]);
-    let ranked = fuse({ semantic, keyword });
+    const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
+    const { semantic, keyword } = await this.rankLegs(
+      { dataset, index },
+      query,
+      {
+        // A leg of weight 0 takes no part in the order, nor in the score: it need not run.
+        semantic: useSemantic && fusion?.weights.semantic !== 0,
+        keyword: useKeyword && fusion?.weights.keyword !== 0,
+      },
+      {
+        filter: prepared.filter,
+        passing: prepared.passing,
+        candidates: depth,
+        shown,
+        deadline,
+        vector: prepared.vectors.get(query),
+      },
+    );
+    let ranked = fuse({ semantic, keyword }, fusion?.weights);
     const read = (seqs: string[]) =>
       this.chunkReads.chunks(this.reads.statements(deadline), dataset.seq, seqs);
 
@@ -291,8 +276,55 @@ export class SearchService {
     const minScore = options.min_score ?? 0;
     const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
     const top = await withRows(kept, options.limit, read);
-    const legs = Number(useSemantic) + Number(useKeyword);
-    return top.map((entry) => toResult(entry, { explain: options.explain, legs }));
+    return top.map((entry) => toResult(entry, { explain: options.explain, fusion }));
+  }
+
+  /**
+   * Each leg's candidates for `query` in the dataset, best first, for the legs asked for (`run`): the
+   * vector leg ranks at least `MIN_CANDIDATES`, so that its HNSW search keeps its recall.
+   */
+  async rankLegs(
+    { dataset, index }: { dataset: Pick<DatasetEntity, 'id' | 'seq' | 'language'>; index: IndexState },
+    query: string,
+    run: { semantic: boolean; keyword: boolean },
+    request: LegRequest & { vector?: Promise<number[]> },
+  ): Promise<{ semantic?: LegHit[]; keyword?: LegHit[] }> {
+    const { vector, ...leg } = request;
+    const [semantic, keyword] = await Promise.all([
+      run.semantic
+        ? this.vectorLeg.rank(
+            {
+              id: dataset.id,
+              seq: dataset.seq,
+              chunks: index.chunkCount,
+              dimensions: index.embeddingDimensions!,
+              model: index.embeddingModel!,
+              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
+            },
+            vector ?? this.queryVectors.one(query, leg.deadline),
+            { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
+          )
+        : undefined,
+      run.keyword
+        ? this.keywordLeg.rank(
+            { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
+            query,
+            { k1: this.config.search.bm25K1, b: this.config.search.bm25B },
+            leg,
+          )
+        : undefined,
+    ]);
+    return { semantic, keyword };
+  }
+
+  /** The weights of a hybrid search: the request's, else the dataset's own, else equal ones. */
+  private weightsOf(
+    options: SearchOptions,
+    index: IndexState,
+  ): { weights: FusionWeights; source: WeightsSource } {
+    if (options.weights) return { weights: requestedWeights(options.weights), source: 'request' };
+    if (index.fusion) return { weights: index.fusion, source: 'dataset' };
+    return { weights: EQUAL_WEIGHTS, source: 'default' };
   }
 
   /** Why the vector leg cannot run for the dataset whose index is in `index`, or null when it can. */
@@ -306,4 +338,18 @@ export class SearchService {
     }
     return null;
   }
+}
+
+/**
+ * The request's weights as two shares that sum to 1: one weight left out is 1 minus the other, and
+ * two are taken in proportion; 400 when neither leg would count.
+ */
+export function requestedWeights(requested: { keyword?: number; semantic?: number }): FusionWeights {
+  const keyword = requested.keyword ?? 1 - (requested.semantic ?? 0.5);
+  const semantic = requested.semantic ?? 1 - keyword;
+  const sum = keyword + semantic;
+  if (!(sum > 0)) {
+    throw CommonErrors.validation([{ field: 'weights', issue: 'must give one leg a weight above 0' }]);
+  }
+  return { keyword: keyword / sum, semantic: semantic / sum };
 }
