@@ -14,7 +14,7 @@ import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { pino } from 'pino';
 import { AppModule } from '../dist/app.module.js';
-import { loadConfig } from '../dist/config/app-config.js';
+import { loadConfiguration } from '../dist/configuration.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
 import { startLexicalEmbedder } from './lexical-embedder.mjs';
 import { apiKey, createDatabase, pool, poster, scifact, startServer, writeResult } from './lib.mjs';
@@ -124,7 +124,7 @@ async function run(chunking, modes) {
     // In process, so that Recall@100 can look past the API's 50-result page.
     const app = await NestFactory.createApplicationContext(
       AppModule.forRoot(
-        loadConfig({ ...process.env, ...env, ROLE: 'api', LOG_LEVEL: 'silent' }),
+        loadConfiguration({ ...process.env, ...env, ROLE: 'api', LOG_LEVEL: 'silent' }),
         pino({ level: 'silent' }),
       ),
       { logger: false },

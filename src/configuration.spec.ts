@@ -1,42 +1,45 @@
-import { ConfigError, loadConfig } from 'src/config/app-config.js';
+import { ConfigError } from 'src/config/define.js';
+import { loadConfiguration } from 'src/configuration.js';
 
-describe('loadConfig', () => {
+describe('loadConfiguration', () => {
   it('has working defaults for a development machine', () => {
-    const config = loadConfig({});
+    const config = loadConfiguration({});
     expect(config).toMatchObject({
-      nodeEnv: 'development',
-      role: 'all',
-      port: 3000,
-      forceHttps: false,
+      core: { nodeEnv: 'development', role: 'all', port: 3000, forceHttps: false },
       rateLimits: { anonymous: 50, apiKey: 1000, oauth: 15000, session: 15000, windowSeconds: 3600 },
-      idempotencyTtlHours: 24,
+      idempotency: { ttlHours: 24 },
     });
   });
 
   it('bounds slow clients by default, and refuses a headers timeout longer than the request timeout', () => {
-    expect(loadConfig({}).http).toEqual({
+    expect(loadConfiguration({}).http).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 180_000,
       keepAliveTimeoutMs: 5_000,
+      jsonBodyLimitBytes: 16 * 1024 * 1024,
     });
-    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '500' }).http).toMatchObject(
-      { headersTimeoutMs: 500, requestTimeoutMs: 500 },
+    expect(
+      loadConfiguration({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '500' }).http,
+    ).toMatchObject({ headersTimeoutMs: 500, requestTimeoutMs: 500 });
+    expect(() =>
+      loadConfiguration({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' }),
+    ).toThrow(/HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfiguration({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(
+      /HTTP_REQUEST_TIMEOUT_MS must be/,
     );
-    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' })).toThrow(
-      /HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS/,
-    );
-    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS must be/);
   });
 
   const PRODUCTION = { NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://search.example.com' };
 
   it('forces HTTPS by default in production, unless told otherwise', () => {
-    expect(loadConfig(PRODUCTION).forceHttps).toBe(true);
-    expect(loadConfig({ ...PRODUCTION, FORCE_HTTPS: 'false' }).forceHttps).toBe(false);
+    expect(loadConfiguration(PRODUCTION).core.forceHttps).toBe(true);
+    expect(loadConfiguration({ ...PRODUCTION, FORCE_HTTPS: 'false' }).core.forceHttps).toBe(false);
   });
 
   it('refuses to start in production without PUBLIC_BASE_URL, where the Host header would name the service', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PUBLIC_BASE_URL is required in production/);
+    expect(() => loadConfiguration({ NODE_ENV: 'production' })).toThrow(
+      /PUBLIC_BASE_URL is required in production/,
+    );
   });
 
   it.each([
@@ -44,7 +47,7 @@ describe('loadConfig', () => {
     ['http://localhost:3000', 'http://localhost:3000'],
     ['http://127.0.0.1:8080/base', 'http://127.0.0.1:8080/base'],
   ])('takes PUBLIC_BASE_URL %s', (value, expected) => {
-    expect(loadConfig({ PUBLIC_BASE_URL: value }).publicBaseUrl).toBe(expected);
+    expect(loadConfiguration({ PUBLIC_BASE_URL: value }).core.publicBaseUrl).toBe(expected);
   });
 
   it.each([
@@ -53,12 +56,12 @@ describe('loadConfig', () => {
     ['https://search.example.com/?x=1', /no credentials, query or fragment/],
     ['ftp://search.example.com', /must be a URL with scheme/],
   ])('refuses PUBLIC_BASE_URL %s', (value, problem) => {
-    expect(() => loadConfig({ PUBLIC_BASE_URL: value })).toThrow(problem);
+    expect(() => loadConfiguration({ PUBLIC_BASE_URL: value })).toThrow(problem);
   });
 
   it('downloads models by default, but not in tests or where CI is set to anything but false, 0 or no', () => {
     const allowed = (env: Record<string, string>) =>
-      loadConfig({ ...PRODUCTION, ...env }).embedding.allowDownload;
+      loadConfiguration({ ...PRODUCTION, ...env }).embeddings.allowDownload;
     expect(allowed({})).toBe(true);
     expect(allowed({ NODE_ENV: 'test' })).toBe(false);
     for (const ci of ['true', '1', 'github-actions']) expect(allowed({ CI: ci })).toBe(false);
@@ -69,7 +72,7 @@ describe('loadConfig', () => {
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {
-      loadConfig({
+      loadConfiguration({
         PORT: '70000',
         DATABASE_URL: 'mysql://db',
         FORCE_HTTPS: 'maybe',
@@ -87,18 +90,18 @@ describe('loadConfig', () => {
   });
 
   it('never prints a database password in an error', () => {
-    expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).toThrow(/\*\*\*/);
-    expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).not.toThrow(/hunter2/);
+    expect(() => loadConfiguration({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).toThrow(/\*\*\*/);
+    expect(() => loadConfiguration({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).not.toThrow(/hunter2/);
   });
 
   it('reads SEMANTIC_CALIBRATION as points by model, and names what is wrong with them', () => {
-    expect(loadConfig({}).search.semanticCalibrations).toEqual({});
+    expect(loadConfiguration({}).search.semanticCalibrations).toEqual({});
     const points = [
       [0.1, 0],
       [0.6, 0.9],
     ];
     expect(
-      loadConfig({ SEMANTIC_CALIBRATION: JSON.stringify({ m: points }) }).search.semanticCalibrations,
+      loadConfiguration({ SEMANTIC_CALIBRATION: JSON.stringify({ m: points }) }).search.semanticCalibrations,
     ).toEqual({
       m: points,
     });
@@ -110,22 +113,24 @@ describe('loadConfig', () => {
       ['{"m": [[0.5, 0], [0.4, 0.5]]}', /point 1 must follow point 0/],
       ['{"m": [[0, 0.6], [0.5, 0.5]]}', /point 1 must follow point 0/],
     ] as const) {
-      expect(() => loadConfig({ SEMANTIC_CALIBRATION: value })).toThrow(issue);
+      expect(() => loadConfiguration({ SEMANTIC_CALIBRATION: value })).toThrow(issue);
     }
   });
 
   it('reads TRUST_PROXY as a hop count or an address list, never as "trust everything"', () => {
-    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a hop count/);
-    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+    expect(() => loadConfiguration({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be a hop count/);
+    expect(loadConfiguration({ TRUST_PROXY: '2' }).core.trustProxy).toBe(2);
+    expect(loadConfiguration({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).core.trustProxy).toBe(
+      'loopback, 10.0.0.0/8',
+    );
     const list = 'uniquelocal,192.168.1.7, 10.0.0.0/255.0.0.0, fe80::/10, ::1';
-    expect(loadConfig({ TRUST_PROXY: list }).trustProxy).toBe(list);
+    expect(loadConfiguration({ TRUST_PROXY: list }).core.trustProxy).toBe(list);
   });
 
   it.each(['garbage!!', '-1', '10.0.0.0/33', '::/129', '10.0.0.1/8/8', 'loopback,', '1.2.3'])(
     'refuses TRUST_PROXY=%s, which Express would only refuse once the server starts',
     (value) => {
-      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
+      expect(() => loadConfiguration({ TRUST_PROXY: value })).toThrow(
         /TRUST_PROXY must be a hop count or a comma-separated/,
       );
     },
@@ -134,7 +139,7 @@ describe('loadConfig', () => {
   it('refuses settings that are valid alone but not together, naming each', () => {
     let problems = '';
     try {
-      loadConfig({
+      loadConfiguration({
         RERANK_PROVIDER: 'http',
         EMBEDDING_PROVIDER: 'openai',
         HTTP_REDIRECT_PORT: '8080',
@@ -151,12 +156,29 @@ describe('loadConfig', () => {
   });
 
   it('needs no RERANK_MODEL for the local reranker, whose default it names', () => {
-    expect(loadConfig({ RERANK_PROVIDER: 'local' }).rerank.model).toBe('Xenova/ms-marco-MiniLM-L-6-v2');
+    expect(loadConfiguration({ RERANK_PROVIDER: 'local' }).rerank.model).toBe(
+      'Xenova/ms-marco-MiniLM-L-6-v2',
+    );
   });
 
   it('refuses TLS files that cannot be read', () => {
     expect(() =>
-      loadConfig({ TLS_CERT_FILE: '/nonexistent/cert.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }),
+      loadConfiguration({ TLS_CERT_FILE: '/nonexistent/cert.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }),
     ).toThrow(/TLS_CERT_FILE must name a readable file[\s\S]*TLS_KEY_FILE must name a readable file/);
+  });
+
+  it('derives the defaults that depend on other variables', () => {
+    expect(loadConfiguration({}).logging.level).toBe('info');
+    expect(loadConfiguration({ NODE_ENV: 'test' }).logging.level).toBe('silent');
+    expect(loadConfiguration({}).chunkIndex.datasetIndexMinChunks).toBe(20_000);
+    expect(loadConfiguration({ SEARCH_EXACT_SCAN_MAX_CHUNKS: '5000' }).chunkIndex).toMatchObject({
+      exactScanMaxChunks: 5_000,
+      datasetIndexMinChunks: 5_000,
+    });
+    expect(loadConfiguration({}).sessions.secureCookie).toBe(false);
+    expect(loadConfiguration(PRODUCTION).sessions.secureCookie).toBe(true);
+    expect(loadConfiguration({ FORCE_HTTPS: 'true' }).sessions.secureCookie).toBe(true);
+    expect(loadConfiguration({ PUBLIC_BASE_URL: 'https://x.example' }).sessions.secureCookie).toBe(true);
+    expect(loadConfiguration({ SHUTDOWN_GRACE_SECONDS: '3' }).core.shutdownGraceMs).toBe(3_000);
   });
 });
