@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { AppError } from 'src/common/errors/app-error.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
 import { ConfigError } from 'src/config/define.js';
-import { configModule, type Configuration, loadConfiguration } from 'src/configuration.js';
+import { configModule, configTable, type Configuration, loadConfiguration } from 'src/configuration.js';
 import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
@@ -24,6 +24,7 @@ import { UsersService } from 'src/modules/auth/users/users.service.js';
 const USAGE = `Usage:
   node dist/cli.js migrate
   node dist/cli.js routes
+  node dist/cli.js config-table
   node dist/cli.js api-keys create --account <name>
   node dist/cli.js api-keys list --account <name>
   node dist/cli.js api-keys revoke <key-id>
@@ -39,8 +40,9 @@ const USAGE = `Usage:
 users create and users set-password read the password from standard input when it is not a terminal
 (one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
 
+config-table prints the README's tables of environment variables (markdown), from their declarations.
 
-Every command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
+Every other command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
 
 class UsageError extends Error {}
 
@@ -99,6 +101,11 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const [group, command, argument] = positionals;
+  // The declarations alone: the environment need not be valid.
+  if (group === 'config-table' && command === undefined) {
+    process.stdout.write(`${configTable()}\n`);
+    return;
+  }
   const config = loadConfiguration(process.env);
   // Logs go to stderr so that stdout carries only the command's JSON.
   const logger = pino({ level: config.logging.level === 'silent' ? 'silent' : 'warn' }, pino.destination(2));

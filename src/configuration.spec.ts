@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError } from 'src/config/define.js';
-import { loadConfiguration } from 'src/configuration.js';
+import { PROJECT_ROOT } from 'src/config/project-root.js';
+import { configTable, loadConfiguration, SECTIONS } from 'src/configuration.js';
 
 describe('loadConfiguration', () => {
   it('has working defaults for a development machine', () => {
@@ -180,5 +183,25 @@ describe('loadConfiguration', () => {
     expect(loadConfiguration({ FORCE_HTTPS: 'true' }).sessions.secureCookie).toBe(true);
     expect(loadConfiguration({ PUBLIC_BASE_URL: 'https://x.example' }).sessions.secureCookie).toBe(true);
     expect(loadConfiguration({ SHUTDOWN_GRACE_SECONDS: '3' }).core.shutdownGraceMs).toBe(3_000);
+  });
+});
+
+describe('configTable', () => {
+  it('is the tables of README.md, section Configuration (`node dist/cli.js config-table` prints them)', () => {
+    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+    const tables = /<!-- config-table:start -->\n([\s\S]*?)\n<!-- config-table:end -->/.exec(readme);
+    expect(tables?.[1]).toBe(configTable());
+  });
+
+  it('has a row for every variable, each declared once, with a description', () => {
+    const names = Object.values(SECTIONS).flatMap((section) => section.variables.map((v) => v.name));
+    expect(new Set(names).size).toBe(names.length);
+    for (const section of Object.values(SECTIONS)) {
+      for (const variable of section.variables) expect(variable.description).not.toBe('');
+    }
+    const rows = configTable()
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
+    expect(rows.map((row) => /^\| `([A-Z0-9_]+)`/.exec(row)?.[1])).toEqual(names);
   });
 });
