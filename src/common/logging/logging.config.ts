@@ -17,7 +17,7 @@ export const loggingSection = section('LOGGING_CONFIG', {
         '(pino-pretty)',
     }),
   },
-  // The format's default depends on the terminal, which logger.ts looks at.
+  // LOG_FORMAT's default depends on NODE_ENV and on whether stdout is a terminal, which logger.ts sees.
   derive: (values, reading) => ({ ...values, nodeEnv: reading.get(NODE_ENV) }),
 });
 
