@@ -83,7 +83,7 @@ async function tesseractWorker(params) {
 
 const defaults = await tesseractWorker();
 const auto = await tesseractWorker({ tessedit_pageseg_mode: PSM.AUTO });
-const service = new OcrService({ ocr: { workers: 1, maxPixels: 40_000_000 } });
+const service = new OcrService({ workers: 1, maxPixels: 40_000_000 });
 const SETTINGS = {
   defaults: async (bytes) => (await defaults.recognize(bytes)).data.text,
   psm_auto: async (bytes) => (await auto.recognize(bytes)).data.text,

@@ -17,7 +17,7 @@ import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { pino } from 'pino';
 import { AppModule } from '../dist/app.module.js';
-import { loadConfig } from '../dist/config/app-config.js';
+import { loadConfiguration } from '../dist/configuration.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
 import { bestWeight, legLists, pseudoQueries, sweep } from './fusion-study.mjs';
 import { startLexicalEmbedder } from './lexical-embedder.mjs';
@@ -164,7 +164,7 @@ async function run(settings, modes) {
     // In process, so that Recall@100 can look past the API's 50-result page.
     const app = await NestFactory.createApplicationContext(
       AppModule.forRoot(
-        loadConfig({ ...process.env, ...env, ROLE: 'api', LOG_LEVEL: 'silent' }),
+        loadConfiguration({ ...process.env, ...env, ROLE: 'api', LOG_LEVEL: 'silent' }),
         pino({ level: 'silent' }),
       ),
       { logger: false },

@@ -73,7 +73,7 @@ for (const cycle of cycles(files)) problems.push(`files import each other: ${cyc
 /**
  * The folder a file belongs to: a module of src/modules (`modules/datasets`), one of src's shared
  * folders (`common`, `config`, `database`, `openapi`), or the composition at src's root (`root`:
- * app.module.ts, main.ts, cli.ts, app.factory.ts), which alone may import everything.
+ * app.module.ts, main.ts, cli.ts, app.factory.ts, configuration.ts), which alone may import everything.
  */
 function folderOf(file) {
   const module = /^src\/modules\/([^/]+)\//.exec(file);

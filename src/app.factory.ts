@@ -12,7 +12,6 @@ import { defaultToEmptyBody, deferBodyErrors } from 'src/common/http/request-bod
 import { PinoNestLogger, requestLogger } from 'src/common/logging/logger.js';
 import { refuseMalformedUtf8, rejectAbsurdBodies } from 'src/common/validation/json-body.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
-import type { AppConfig } from 'src/config/app-config.js';
 import { oauthAnswerOf, sendOAuthAnswer } from 'src/modules/auth/oauth/oauth.errors.js';
 import {
   isMcpRequest,
@@ -22,12 +21,14 @@ import {
 } from 'src/modules/auth/oauth/resources.js';
 import { mcpOriginGate } from 'src/modules/mcp/mcp-origins.js';
 import { setUpOpenApi } from 'src/openapi/openapi.document.js';
+import type { Configuration } from 'src/configuration.js';
 
 /** The largest body `/oauth/register` reads. */
 const OAUTH_JSON_LIMIT_BYTES = 64 * 1024;
 
 /** Builds the HTTP application: the module graph plus everything that applies to every request. */
-export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
+export async function createApp(config: Configuration, logger: Logger): Promise<NestExpressApplication> {
+  const { core } = config;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
     // The JSON parser keeps the bytes it read, for `refuseMalformedUtf8`, which then lets them go.
@@ -36,25 +37,23 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
     // InFlightRequests), kept-alive and still-busy connections are closed rather than waited for.
     forceCloseConnections: true,
     logger: new PinoNestLogger(logger),
-    httpsOptions: config.tls
-      ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }
+    httpsOptions: core.tls
+      ? { cert: readFileSync(core.tls.certFile), key: readFileSync(core.tls.keyFile) }
       : undefined,
   });
-  app.set('trust proxy', config.trustProxy);
+  app.set('trust proxy', core.trustProxy);
   app.disable('x-powered-by');
   app.use(requestLogger(logger));
-  app.use(securityHeaders({ httpsOnly: config.forceHttps || config.tls !== null }));
+  app.use(securityHeaders({ httpsOnly: core.forceHttps || core.tls !== null }));
   // Shutdown waits for the requests under way, and refuses new ones, before the pools close.
   const inFlight = app.get(InFlightRequests);
   app.use(inFlight.middleware);
   // Before credentials and bodies are read: the MCP endpoints' DNS-rebinding defence and CORS.
-  app.use(mcpOriginGate(config));
+  app.use(mcpOriginGate({ publicBaseUrl: core.publicBaseUrl, mcpOrigins: config.mcp.origins }));
   app.useGlobalInterceptors(inFlight);
   // The plain listener of HTTP_REDIRECT_PORT (see main.ts) serves this app too, and redirects all but probes.
-  if (config.forceHttps || config.tls?.httpRedirectPort) {
-    app.use(
-      httpsRedirect({ publicBaseUrl: config.publicBaseUrl, httpsPort: config.tls ? config.port : null }),
-    );
+  if (core.forceHttps || core.tls?.httpRedirectPort) {
+    app.use(httpsRedirect({ publicBaseUrl: core.publicBaseUrl, httpsPort: core.tls ? core.port : null }));
   }
   // Bodies over the limit are refused without being buffered (the parser reads the rest and drops it
   // before the 413, so that the connection stays usable). Any JSON
@@ -68,7 +67,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
       isOAuthPath(request.url ?? '/') &&
       request.headers['content-type']?.split(';')[0].trim().toLowerCase() === 'application/json',
   });
-  app.useBodyParser('json', { limit: config.jsonBodyLimitBytes, strict: false });
+  app.useBodyParser('json', { limit: config.http.jsonBodyLimitBytes, strict: false });
   // The OAuth endpoints and the sign-in and consent forms take HTML forms; routes declare what they
   // accept (`@Accepts`), so no other route sees a form body.
   app.useBodyParser('urlencoded', { extended: false, limit: 64 * 1024 });
@@ -79,7 +78,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.useGlobalFilters(
     new AllExceptionsFilter(logger, {
       resourceOf: (request) => ({
-        metadataUrl: resourceMetadataUrl(request, config),
+        metadataUrl: resourceMetadataUrl(request, core),
         scopes: isMcpRequest(request) ? MCP_SCOPES : null,
       }),
       protocolAnswer: (request) =>
@@ -89,7 +88,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
     }),
   );
   app.useGlobalPipes(new AppValidationPipe());
-  setUpOpenApi(app, config);
+  setUpOpenApi(app, { publicBaseUrl: core.publicBaseUrl, secureCookie: config.sessions.secureCookie });
   app.enableShutdownHooks();
   return app;
 }

@@ -8,8 +8,6 @@ import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
 import { IdempotencyModule } from 'src/common/idempotency/idempotency.module.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
 import { RedisModule } from 'src/common/redis/redis.module.js';
-import type { AppConfig } from 'src/config/app-config.js';
-import { ConfigModule } from 'src/config/config.module.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { AuthModule } from 'src/modules/auth/auth.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
@@ -23,6 +21,7 @@ import { FusionTuningModule } from 'src/modules/search/fusion-tuning.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
 import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
+import { configModule, type Configuration } from 'src/configuration.js';
 
 @Module({})
 export class AppModule {
@@ -30,15 +29,15 @@ export class AppModule {
    * The whole service for ROLE `all` and `api`; for ROLE `worker`, only what processing documents needs
    * (no HTTP routes, no rate limits).
    */
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot(config: Configuration, logger: Logger): DynamicModule {
     const infrastructure = [
-      ConfigModule.forRoot(config),
+      configModule(config),
       LoggingModule.forRoot(logger),
       DatabaseModule,
       RedisModule,
-      ...(config.role === 'api' ? [] : [IngestionModule, FusionTuningModule, WebhookDeliveryModule]),
+      ...(config.core.role === 'api' ? [] : [IngestionModule, FusionTuningModule, WebhookDeliveryModule]),
     ];
-    if (config.role === 'worker') return { module: AppModule, imports: infrastructure };
+    if (config.core.role === 'worker') return { module: AppModule, imports: infrastructure };
     return {
       module: AppModule,
       imports: [

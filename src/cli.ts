@@ -5,8 +5,8 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { AppError } from 'src/common/errors/app-error.js';
 import { LoggingModule } from 'src/common/logging/logging.module.js';
-import { ConfigError, loadConfig, type AppConfig } from 'src/config/app-config.js';
-import { ConfigModule } from 'src/config/config.module.js';
+import { ConfigError } from 'src/config/define.js';
+import { configModule, configTable, type Configuration, loadConfiguration } from 'src/configuration.js';
 import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { DatabaseModule } from 'src/database/database.module.js';
 import { migrate } from 'src/database/migrate.js';
@@ -24,6 +24,7 @@ import { UsersService } from 'src/modules/auth/users/users.service.js';
 const USAGE = `Usage:
   node dist/cli.js migrate
   node dist/cli.js routes
+  node dist/cli.js config-table
   node dist/cli.js api-keys create --account <name>
   node dist/cli.js api-keys list --account <name>
   node dist/cli.js api-keys revoke <key-id>
@@ -39,19 +40,20 @@ const USAGE = `Usage:
 users create and users set-password read the password from standard input when it is not a terminal
 (one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
 
+config-table prints the README's tables of environment variables (markdown), from their declarations.
 
-Every command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
+Every other command prints one JSON line on stdout. Configuration comes from the same environment as the server.`;
 
 class UsageError extends Error {}
 
 @Module({})
 class CliModule {
   /** The embedding model is loaded only for the commands that embed. */
-  static forRoot(config: AppConfig, logger: pino.Logger, options: { embedding: boolean }): DynamicModule {
+  static forRoot(config: Configuration, logger: pino.Logger, options: { embedding: boolean }): DynamicModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot(config),
+        configModule(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
         ApiKeysModule,
@@ -98,10 +100,15 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const config = loadConfig();
-  // Logs go to stderr so that stdout carries only the command's JSON.
-  const logger = pino({ level: config.logLevel === 'silent' ? 'silent' : 'warn' }, pino.destination(2));
   const [group, command, argument] = positionals;
+  // The declarations alone: the environment need not be valid.
+  if (group === 'config-table' && command === undefined) {
+    process.stdout.write(`${configTable()}\n`);
+    return;
+  }
+  const config = loadConfiguration(process.env);
+  // Logs go to stderr so that stdout carries only the command's JSON.
+  const logger = pino({ level: config.logging.level === 'silent' ? 'silent' : 'warn' }, pino.destination(2));
   const known = group === 'migrate' || group === 'routes' ? command === undefined : Boolean(command);
   if (!['migrate', 'routes', 'api-keys', 'datasets', 'users', 'oauth-clients'].includes(group) || !known) {
     throw new UsageError('unknown command');
@@ -110,11 +117,11 @@ async function run(argv: string[]): Promise<void> {
     print({ routes: await listRoutes(config, logger) });
     return;
   }
-  await checkDatabaseConnection(config);
+  await checkDatabaseConnection(config.database);
 
   if (group === 'migrate') {
     checkLexemeTable();
-    print({ applied: await migrate(config, logger) });
+    print({ applied: await migrate(config.database, logger) });
     return;
   }
 
@@ -122,7 +129,11 @@ async function run(argv: string[]): Promise<void> {
     // The command line answers no searches: like a worker, it needs no query-embedding thread. It
     // never downloads a model either: `datasets reembed` uses the one the server put in MODELS_DIR.
     CliModule.forRoot(
-      { ...config, role: 'worker', embedding: { ...config.embedding, allowDownload: false } },
+      {
+        ...config,
+        core: { ...config.core, role: 'worker' },
+        embeddings: { ...config.embeddings, allowDownload: false },
+      },
       logger,
       { embedding: group === 'datasets' },
     ),
@@ -248,7 +259,7 @@ async function runOAuthClients(clients: ClientsService, command: string, clientI
  * The routes the server serves with this configuration, each with its access rule: read from the
  * controllers' metadata, without connecting to anything. The whole application is loaded only here.
  */
-async function listRoutes(config: AppConfig, logger: pino.Logger) {
+async function listRoutes(config: Configuration, logger: pino.Logger) {
   const [{ AppModule }, { routeTable }, { ROUTE_ACCESS }] = await Promise.all([
     import('src/app.module.js'),
     import('src/common/http/route-table.js'),

@@ -7,7 +7,8 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from 'src/app.module.js';
 import { configureListener } from 'src/common/http/http-listener.js';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger.js';
-import { type AppConfig, ConfigError, loadConfig } from 'src/config/app-config.js';
+import { ConfigError } from 'src/config/define.js';
+import { type Configuration, loadConfiguration } from 'src/configuration.js';
 import { checkDatabaseConnection } from 'src/database/connection-check.js';
 import { migrate } from 'src/database/migrate.js';
 import { checkLexemeTable } from 'src/modules/chunk-index/lexeme-source.js';
@@ -19,7 +20,7 @@ import type { Logger } from 'pino';
  */
 function startHttpRedirect(
   app: NestExpressApplication,
-  config: AppConfig,
+  config: Configuration,
   port: number,
   logger: Logger,
 ): void {
@@ -33,20 +34,20 @@ function startHttpRedirect(
 }
 
 async function bootstrap(): Promise<void> {
-  let config: AppConfig;
+  let config: Configuration;
   try {
-    config = loadConfig();
+    config = loadConfiguration(process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(78); // EX_CONFIG
   }
-  const logger = createLogger(config);
+  const logger = createLogger(config.logging);
   checkLexemeTable();
-  await checkDatabaseConnection(config);
-  if (config.migrateOnBoot) await migrate(config, logger);
+  await checkDatabaseConnection(config.database);
+  if (config.core.migrateOnBoot) await migrate(config.database, logger);
 
-  if (config.role === 'worker') {
+  if (config.core.role === 'worker') {
     const worker = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
       logger: new PinoNestLogger(logger),
     });
@@ -59,11 +60,12 @@ async function bootstrap(): Promise<void> {
   configureListener(app.getHttpServer(), {
     limits: config.http,
     logger,
-    secure: config.tls !== null,
+    secure: config.core.tls !== null,
   });
-  await app.listen(config.port);
-  logger.info({ port: config.port, tls: Boolean(config.tls) }, 'listening');
-  if (config.tls?.httpRedirectPort) startHttpRedirect(app, config, config.tls.httpRedirectPort, logger);
+  await app.listen(config.core.port);
+  logger.info({ port: config.core.port, tls: Boolean(config.core.tls) }, 'listening');
+  if (config.core.tls?.httpRedirectPort)
+    startHttpRedirect(app, config, config.core.tls.httpRedirectPort, logger);
 }
 
 bootstrap().catch((error: unknown) => {

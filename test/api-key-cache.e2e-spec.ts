@@ -1,5 +1,4 @@
 import { pino } from 'pino';
-import type { AppConfig } from 'src/config/app-config.js';
 import { ApiKeyCache } from 'src/modules/auth/api-keys/api-key-cache.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
@@ -77,8 +76,7 @@ describe('API keys kept in memory', () => {
   });
 
   it('does not keep a key read before an announcement that may concern it', async () => {
-    const config = { apiKeyCacheSeconds: 60, databaseUrl: t.database.url } as AppConfig;
-    const cache = new ApiKeyCache(config, pino({ level: 'silent' }));
+    const cache = new ApiKeyCache({ cacheSeconds: 60 }, { url: t.database.url }, pino({ level: 'silent' }));
     try {
       const key = { secretHash: Buffer.alloc(32), accountId: 'acc_1', lastUsedAt: null };
       expect(cache.get('key_a')).toBeUndefined(); // starts the listener

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
-import type { AppConfig } from 'src/config/app-config.js';
 import type * as Extraction from 'src/modules/ingestion/extraction/extraction.service.js';
 import type * as Ocr from 'src/modules/ingestion/extraction/ocr.service.js';
 import { longestStall } from './utils/responsiveness.js';
@@ -26,18 +25,19 @@ function yamlList(items: number): Buffer {
   return Buffer.from(lines.join('\n'));
 }
 
+const OCR = { workers: 1, maxPixels: 40_000_000 };
+
 function service(limits: { timeoutSeconds?: number; memoryMiB?: number; concurrency?: number } = {}) {
   const config = {
-    ingestion: {
-      concurrency: limits.concurrency ?? 2,
-      extractionTimeoutSeconds: limits.timeoutSeconds ?? 120,
-      extractionMemoryMiB: limits.memoryMiB ?? 2048,
-    },
-    ocr: { workers: 1, maxPixels: 40_000_000 },
-  } as AppConfig;
+    concurrency: limits.concurrency ?? 2,
+    staleAfterSeconds: 120,
+    maxRecoveries: 3,
+    extractionTimeoutSeconds: limits.timeoutSeconds ?? 120,
+    extractionMemoryMiB: limits.memoryMiB ?? 2048,
+  };
   const warnings: string[] = [];
   const logger = { warn: (_: unknown, message: string) => warnings.push(message) } as unknown as Logger;
-  return { extraction: new ExtractionService(new OcrService(config), config, logger), warnings };
+  return { extraction: new ExtractionService(new OcrService(OCR), config, logger), warnings };
 }
 
 const SMALL_JSON = Buffer.from(JSON.stringify({ title: 'After the limit', tags: ['still read'] }));
@@ -109,8 +109,7 @@ describe('ExtractionService', () => {
   });
 
   it('fails a truncated JPEG as invalid_document: its header reads, its picture does not', async () => {
-    const config = { ocr: { workers: 1, maxPixels: 40_000_000 } } as AppConfig;
-    const ocr = new OcrService(config);
+    const ocr = new OcrService(OCR);
     try {
       const truncated = readFileSync(`${FIXTURES}/img/phototest.jpg`).subarray(0, 30_000);
       await expect(ocr.extract(truncated)).rejects.toMatchObject({
@@ -124,7 +123,7 @@ describe('ExtractionService', () => {
 
   it('reads every row label and cell of a bordered table with merged cells, in a screenshot’s 13 px text', async () => {
     // test/fixtures/render-table.mjs makes the image: labels spanning rows, cells spanning columns.
-    const ocr = new OcrService({ ocr: { workers: 1, maxPixels: 40_000_000 } } as AppConfig);
+    const ocr = new OcrService(OCR);
     try {
       const { sections } = await ocr.extract(readFileSync('test/fixtures/merged-table.png'));
       const words = sections[0].text.split(/[^A-Za-z0-9]+/).filter(Boolean);

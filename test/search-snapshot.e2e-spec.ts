@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { withDeadline } from 'src/common/async/deadline.js';
-import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
 import type { Bm25Parameters } from 'src/modules/search/bm25.js';
@@ -19,11 +18,16 @@ import { until } from './utils/until.js';
 type RawLegRequest = Omit<LegRequest, 'filter'> & { filters: unknown };
 
 /** Both legs of search over `search`'s connections, as the search module wires them. */
-function legsOver(search: SearchPool, cache: PostingsCache, config: AppConfig) {
-  const reads = new SearchReads(search, config);
+function legsOver(search: SearchPool, cache: PostingsCache, timeoutMs = 10_000) {
+  const reads = new SearchReads(search, { timeoutMs });
   const chunkReads = new ChunkReadsRepository();
   const keywordLeg = new KeywordLeg(reads, new PostingsRepository(), chunkReads, cache);
-  const vectorLeg = new VectorLeg(reads, chunkReads, config);
+  const vectorLeg = new VectorLeg(
+    reads,
+    chunkReads,
+    { semanticCalibrations: {} },
+    { exactScanMaxChunks: 20_000 },
+  );
   const parsed = ({ filters, ...request }: RawLegRequest): LegRequest => ({
     ...request,
     filter: parseFilters(filters),
@@ -138,9 +142,7 @@ describe('Keyword leg across concurrent writes', () => {
     const cache = new PostingsCache(1_000_000);
     return {
       cache,
-      repository: legsOver({ pool: spied } as SearchPool, cache, {
-        search: { exactScanMaxChunks: 20_000, semanticCalibrations: {} },
-      } as AppConfig),
+      repository: legsOver({ pool: spied } as SearchPool, cache),
       counts: () => ({ statements, transactions }),
       texts: () => texts,
     };
@@ -406,10 +408,9 @@ describe('Keyword leg across concurrent writes', () => {
   });
 
   it('runs on connections that carry the search settings', async () => {
-    const search = new SearchPool(
-      { databaseUrl: t.database.url, search: { timeoutMs: 1234, poolSize: 1 } } as AppConfig,
-      { warn: () => undefined } as never,
-    );
+    const search = new SearchPool({ timeoutMs: 1234, poolSize: 1 }, { url: t.database.url }, {
+      warn: () => undefined,
+    } as never);
     try {
       const show = async (name: string) =>
         (await search.pool.query<Record<string, string>>(`SHOW ${name}`)).rows[0][name];
@@ -424,10 +425,9 @@ describe('Keyword leg across concurrent writes', () => {
   });
 
   it('waits for a free connection no longer than the search timeout', async () => {
-    const search = new SearchPool(
-      { databaseUrl: t.database.url, search: { timeoutMs: 300, poolSize: 1 } } as AppConfig,
-      { warn: () => undefined } as never,
-    );
+    const search = new SearchPool({ timeoutMs: 300, poolSize: 1 }, { url: t.database.url }, {
+      warn: () => undefined,
+    } as never);
     // Making the connection to hold is set-up, not what is tested: on a busy machine it can take
     // longer than the 300 ms the pool allows, so it is tried again.
     let held: pg.PoolClient | undefined;
@@ -473,12 +473,10 @@ describe('Keyword leg across concurrent writes', () => {
       ['a statement of a transaction (the leg under a filter)', { n: { $exists: false } }],
     ])('cancels %s in PostgreSQL and closes its connection', async (_case, filters) => {
       // A statement timeout far beyond the test's: only the cancellation can end the statement in time.
-      const config = {
-        databaseUrl: t.database.url,
-        search: { timeoutMs: 60_000, poolSize: 2, exactScanMaxChunks: 20_000, semanticCalibrations: {} },
-      } as AppConfig;
-      const search = new SearchPool(config, { warn: () => undefined } as never);
-      const legs = legsOver(search, new PostingsCache(1_000_000), config);
+      const search = new SearchPool({ timeoutMs: 60_000, poolSize: 2 }, { url: t.database.url }, {
+        warn: () => undefined,
+      } as never);
+      const legs = legsOver(search, new PostingsCache(1_000_000), 60_000);
       const blocker = await t.sql.connect();
       try {
         await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');

@@ -1,15 +1,15 @@
-import { Global, Module } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import type { Composed, Sections } from 'src/config/define.js';
 
-/** Makes the configuration loaded at boot injectable everywhere as `@Inject(APP_CONFIG)`. */
+/** Makes each section of the configuration loaded at boot injectable everywhere by its token. */
 @Global()
 @Module({})
 export class ConfigModule {
-  static forRoot(config: AppConfig) {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
-    };
+  static forRoot<S extends Sections>(sections: S, config: Composed<S>): DynamicModule {
+    const providers = Object.entries(sections).map(([key, section]) => ({
+      provide: section.token,
+      useValue: config[key],
+    }));
+    return { module: ConfigModule, providers, exports: providers.map((provider) => provider.provide) };
   }
 }

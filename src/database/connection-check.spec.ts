@@ -12,7 +12,7 @@ async function closedPort(): Promise<number> {
 }
 
 const failure = (databaseUrl: string) =>
-  checkDatabaseConnection({ databaseUrl, databaseConnectTimeoutMs: 2_000 }).then(
+  checkDatabaseConnection({ url: databaseUrl, connectTimeoutMs: 2_000 }).then(
     () => {
       throw new Error('connected');
     },

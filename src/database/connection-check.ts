@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { AppError } from 'src/common/errors/app-error.js';
-import { type AppConfig, redactUrl } from 'src/config/app-config.js';
+import { redactUrl } from 'src/config/define.js';
+import type { DatabaseConfig } from 'src/database/database.config.js';
 
-export type ConnectionSettings = Pick<AppConfig, 'databaseUrl' | 'databaseConnectTimeoutMs'>;
+export type ConnectionSettings = Pick<DatabaseConfig, 'url' | 'connectTimeoutMs'>;
 
 /**
  * Opens one connection to DATABASE_URL and closes it, within DATABASE_CONNECT_TIMEOUT_MS, before the
@@ -11,8 +12,8 @@ export type ConnectionSettings = Pick<AppConfig, 'databaseUrl' | 'databaseConnec
  */
 export async function checkDatabaseConnection(settings: ConnectionSettings): Promise<void> {
   const client = new pg.Client({
-    connectionString: settings.databaseUrl,
-    connectionTimeoutMillis: settings.databaseConnectTimeoutMs,
+    connectionString: settings.url,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
     application_name: 'dataset-search',
   });
   // An error after the connection failed (the socket closing) is already reported by connect().
@@ -36,14 +37,14 @@ function unreachable(settings: ConnectionSettings, target: Target, error: unknow
   // A host that is a path is the directory of a Unix socket, as in libpq.
   const address = host.startsWith('/') ? `the Unix socket ${host}/.s.PGSQL.${port}` : `${host}:${port}`;
   const { code, message } = error as { code?: string; message?: string };
-  const [why, check] = reasonOf(code, message ?? String(error), settings.databaseConnectTimeoutMs, {
+  const [why, check] = reasonOf(code, message ?? String(error), settings.connectTimeoutMs, {
     user: target.user ?? '',
     database: target.database || target.user || '',
   });
   return new AppError(
     503,
     'database_unreachable',
-    `Cannot connect to PostgreSQL at ${address} (DATABASE_URL=${redactUrl(settings.databaseUrl)}): ${why}. ${check}.`,
+    `Cannot connect to PostgreSQL at ${address} (DATABASE_URL=${redactUrl(settings.url)}): ${why}. ${check}.`,
   );
 }
 

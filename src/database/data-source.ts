@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { type AppConfig, PROJECT_ROOT } from 'src/config/app-config.js';
+import { PROJECT_ROOT } from 'src/config/project-root.js';
+import type { DatabaseConfig } from 'src/database/database.config.js';
 
 /** Migrations are compiled from `migrations/` to `dist/migrations/` by `npm run build`. */
 export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
@@ -8,19 +9,19 @@ export const MIGRATIONS_GLOB = join(PROJECT_ROOT, 'dist', 'migrations', '*.js');
 /** How long a statement waits for a connection of an exhausted pool before it fails (503 to a client). */
 const POOL_WAIT_MS = 10_000;
 
-export type DatabaseSettings = Pick<AppConfig, 'databaseUrl' | 'databasePoolSize'>;
+export type DatabaseSettings = Pick<DatabaseConfig, 'url' | 'poolSize'>;
 
 export function dataSourceOptions(config: DatabaseSettings): DataSourceOptions {
   return {
     type: 'postgres',
-    url: config.databaseUrl,
+    url: config.url,
     migrations: [MIGRATIONS_GLOB],
     migrationsTableName: 'schema_migrations',
     // The schema is owned by migrations only.
     synchronize: false,
     migrationsRun: false,
     extra: {
-      max: config.databasePoolSize,
+      max: config.poolSize,
       application_name: 'dataset-search',
       // Fail a request rather than queue it forever when the pool is exhausted.
       connectionTimeoutMillis: POOL_WAIT_MS,

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { DATABASE_CONFIG, type DatabaseConfig } from 'src/database/database.config.js';
 import { dataSourceOptions } from 'src/database/data-source.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 
@@ -9,9 +9,9 @@ import { TransactionRunner } from 'src/database/transaction.js';
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
+      inject: [DATABASE_CONFIG],
       // Entities come from the modules that own them (`TypeOrmModule.forFeature`); migrations need none.
-      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config), autoLoadEntities: true }),
+      useFactory: (config: DatabaseConfig) => ({ ...dataSourceOptions(config), autoLoadEntities: true }),
     }),
   ],
   providers: [TransactionRunner],

@@ -1,7 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
+import type { SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/clients/client-metadata.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
 import { SCOPE_DESCRIPTIONS } from 'src/modules/auth/oauth/pages.js';
@@ -20,7 +21,7 @@ const LICENSE = { name: 'Proprietary' };
  * `servers` entry is `PUBLIC_BASE_URL`, or else the origin the document was fetched from, so that a
  * generated client and "Try it out" have a base URL that works from where the reader stands.
  */
-export function setUpOpenApi(app: NestExpressApplication, config: AppConfig): void {
+export function setUpOpenApi(app: NestExpressApplication, config: OpenApiSettings): void {
   if (!config.publicBaseUrl) {
     // The document names the Host it was asked by: no cache may hand it to a client that used another.
     app.use('/docs', (_request: Request, response: Response, next: NextFunction) => {
@@ -46,8 +47,11 @@ export function setUpOpenApi(app: NestExpressApplication, config: AppConfig): vo
   });
 }
 
+/** Where the document says the service is, and the name of its session cookie. */
+export type OpenApiSettings = Pick<CoreConfig, 'publicBaseUrl'> & Pick<SessionsConfig, 'secureCookie'>;
+
 /** The service's base URL, or `/` (the document's own origin) for a Host header that is not a host. */
-function originOf(request: Request, config: AppConfig): string {
+function originOf(request: Request, config: OpenApiSettings): string {
   try {
     return serviceBase(request, config);
   } catch {
@@ -55,7 +59,7 @@ function originOf(request: Request, config: AppConfig): string {
   }
 }
 
-export function buildOpenApiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
+export function buildOpenApiDocument(app: NestExpressApplication, config: OpenApiSettings): OpenAPIObject {
   const document = new DocumentBuilder()
     .setTitle('Dataset and Document Search Service')
     .setDescription(
@@ -99,7 +103,7 @@ export function buildOpenApiDocument(app: NestExpressApplication, config: AppCon
       'oauth2',
     )
     .addCookieAuth(
-      sessionCookieName(config.sessions.secureCookie),
+      sessionCookieName(config.secureCookie),
       {
         type: 'apiKey',
         in: 'cookie',

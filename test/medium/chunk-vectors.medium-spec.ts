@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
@@ -48,12 +47,12 @@ describe('Catching up chunks without vectors', () => {
     db = await openDatabase();
     index = new ChunkIndexRepository(db.dataSource);
     vectors = new ChunkVectorsRepository(db.dataSource);
-    const config = { databaseUrl: db.database.url } as AppConfig;
+    const database = { url: db.database.url };
     reembed = new ReembedService(
-      new ReembedRepository(db.dataSource, config, index, vectors, new IndexStateRepository()),
+      new ReembedRepository(db.dataSource, database, index, vectors, new IndexStateRepository()),
       vectors,
       strictMock<EmbeddingService>({}),
-      new DatasetVectorIndexRepository(db.dataSource, config),
+      new DatasetVectorIndexRepository(db.dataSource, { datasetIndexBuildMiB: 512 }, database),
     );
     accountId = await insertAccount(db.sql);
   });

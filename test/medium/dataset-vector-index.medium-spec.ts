@@ -1,4 +1,3 @@
-import type { AppConfig } from 'src/config/app-config.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import {
@@ -103,10 +102,11 @@ describe('Per-dataset vector indexes', () => {
   beforeAll(async () => {
     db = await openDatabase();
     chunkIndex = new ChunkIndexRepository(db.dataSource);
-    indexes = new DatasetVectorIndexRepository(db.dataSource, {
-      databaseUrl: db.database.url,
-      search: { datasetIndexBuildMiB: 64 },
-    } as AppConfig);
+    indexes = new DatasetVectorIndexRepository(
+      db.dataSource,
+      { datasetIndexBuildMiB: 64 },
+      { url: db.database.url },
+    );
     await chunkIndex.ensureVectorIndex(DIMS);
     accountId = await insertAccount(db.sql);
   });
@@ -196,7 +196,7 @@ describe('Per-dataset vector indexes', () => {
 
   it("drops the old dimension's index at the end of a re-embedding at another dimension", async () => {
     await indexes.build({ datasetSeq: large.seq, dimensions: DIMS });
-    const config = { databaseUrl: db.database.url } as AppConfig;
+    const database = { url: db.database.url };
     const chunkVectors = new ChunkVectorsRepository(db.dataSource);
     const wider = {
       model: 'wider-model',
@@ -204,7 +204,7 @@ describe('Per-dataset vector indexes', () => {
       embedPassages: (texts: string[]) => Promise.resolve(texts.map(() => [1, 0, 0, 0])),
     } as unknown as EmbeddingProvider;
     const reembed = new ReembedService(
-      new ReembedRepository(db.dataSource, config, chunkIndex, chunkVectors, new IndexStateRepository()),
+      new ReembedRepository(db.dataSource, database, chunkIndex, chunkVectors, new IndexStateRepository()),
       chunkVectors,
       strictMock<EmbeddingService>({ current: () => wider }),
       indexes,

@@ -1,4 +1,3 @@
-import type { AppConfig } from 'src/config/app-config.js';
 import type { Read } from 'src/database/read.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
@@ -68,8 +67,8 @@ describe('Search reads', () => {
 
   beforeAll(async () => {
     db = await openDatabase();
-    const config = { databaseUrl: db.database.url, search: { timeoutMs: 10_000, poolSize: 2 } } as AppConfig;
-    search = new SearchPool(config, { warn: () => undefined } as never);
+    const config = { timeoutMs: 10_000, poolSize: 2 };
+    search = new SearchPool(config, { url: db.database.url }, { warn: () => undefined } as never);
     reads = new SearchReads(search, config);
     const index = new ChunkIndexRepository(db.dataSource);
     await index.ensureVectorIndex(3);

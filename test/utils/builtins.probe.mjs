@@ -27,10 +27,7 @@ const bytes = readFileSync(file);
 let text;
 if (how === 'service') {
   const { ExtractionService } = await import(new URL('extraction.service.js', dist).href);
-  const config = {
-    ingestion: { concurrency: 1, extractionTimeoutSeconds: 60, extractionMemoryMiB: 512 },
-    ocr: { workers: 1, maxPixels: 1 },
-  };
+  const config = { concurrency: 1, extractionTimeoutSeconds: 60, extractionMemoryMiB: 512 };
   const extraction = new ExtractionService(null, config, { warn: () => undefined });
   text = (await extraction.extract('pdf', bytes)).sections.map((section) => section.text).join('\n');
   await extraction.onApplicationShutdown();

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { type AppError, CommonErrors, errorBody } from 'src/common/errors/app-error.js';
 import { HSTS } from 'src/common/http/security-headers.middleware.js';
 import { newRequestId } from 'src/common/logging/logger.js';
-import type { HttpLimits } from 'src/config/app-config.js';
+import type { HttpLimits } from 'src/common/http/http.config.js';
 
 /** What Node.js passes to 'clientError': its parser's errors carry llhttp's code and reason. */
 export type ClientError = Error & { code?: string; reason?: string };

@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import { Subject } from 'rxjs';
 import type { AppError } from 'src/common/errors/app-error.js';
 import { InFlightRequests } from 'src/common/http/in-flight-requests.js';
-import type { AppConfig } from 'src/config/app-config.js';
 
 /** A request through the middleware; `close()` closes its response, `handle()` starts its handler. */
 function arrive(tracker: InFlightRequests) {
@@ -40,7 +39,7 @@ function arrive(tracker: InFlightRequests) {
 function tracker(graceMs = 1_000) {
   const warnings: unknown[] = [];
   const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
-  return { inFlight: new InFlightRequests({ shutdownGraceMs: graceMs } as AppConfig, logger), warnings };
+  return { inFlight: new InFlightRequests({ shutdownGraceMs: graceMs }, logger), warnings };
 }
 
 /** Whether `promise` has settled after the pending callbacks have run. */

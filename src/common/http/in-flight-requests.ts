@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { finalize, type Observable } from 'rxjs';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
 
 const TICKET = Symbol('in-flight request');
 
@@ -64,7 +64,7 @@ export class InFlightRequests implements NestInterceptor, BeforeApplicationShutd
   private onDrained: (() => void) | null = null;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly config: Pick<CoreConfig, 'shutdownGraceMs'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

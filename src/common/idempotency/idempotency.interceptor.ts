@@ -16,7 +16,7 @@ import {
   IdempotencyStoreError,
 } from 'src/common/idempotency/idempotency.repository.js';
 import { IDEMPOTENT_REPLAY, IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { IDEMPOTENCY_CONFIG, type IdempotencyConfig } from 'src/common/idempotency/idempotency.config.js';
 
 type Acquired = { kind: 'claimed'; token: string } | { kind: 'replay'; body: unknown };
 
@@ -70,7 +70,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly repository: IdempotencyRepository,
     private readonly replays: IdempotentReplays,
     private readonly reflector: Reflector,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(IDEMPOTENCY_CONFIG) private readonly config: IdempotencyConfig,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -110,7 +110,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async acquire(accountId: string, key: string, fingerprint: Buffer): Promise<Acquired> {
     const deadline = Date.now() + WAIT_FOR_CONCURRENT_MS;
     for (;;) {
-      const token = await this.repository.claim(accountId, key, fingerprint, this.config.idempotencyTtlHours);
+      const token = await this.repository.claim(accountId, key, fingerprint, this.config.ttlHours);
       if (token) return { kind: 'claimed', token };
       const record = await this.repository.find(accountId, key);
       if (record && !record.requestHash.equals(fingerprint)) throw CommonErrors.idempotencyKeyReused();

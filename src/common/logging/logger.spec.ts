@@ -1,8 +1,10 @@
-import { loadConfig } from 'src/config/app-config.js';
+import { readSection } from 'src/config/define.js';
+import { loggingSection } from 'src/common/logging/logging.config.js';
 import { logFormat } from 'src/common/logging/logger.js';
 
 describe('logFormat', () => {
-  const format = (env: Record<string, string>, tty: boolean) => logFormat(loadConfig(env), tty);
+  const format = (env: Record<string, string>, tty: boolean) =>
+    logFormat(readSection(loggingSection, env), tty);
 
   it('prints readable lines in development on a terminal', () => {
     expect(format({}, true)).toBe('pretty');
@@ -23,7 +25,7 @@ describe('logFormat', () => {
   });
 
   it('refuses any other LOG_FORMAT', () => {
-    expect(() => loadConfig({ LOG_FORMAT: 'yaml' })).toThrow(
+    expect(() => readSection(loggingSection, { LOG_FORMAT: 'yaml' })).toThrow(
       'LOG_FORMAT must be one of json, pretty, got "yaml"',
     );
   });

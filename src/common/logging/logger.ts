@@ -4,7 +4,7 @@ import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import pinoPretty from 'pino-pretty';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { LoggingConfig } from 'src/common/logging/logging.config.js';
 
 export const LOGGER = Symbol('LOGGER');
 
@@ -18,19 +18,19 @@ const REDACTED_PATHS = [
   '*.api_key',
 ];
 
-type LoggerSettings = Pick<AppConfig, 'logLevel' | 'logFormat' | 'nodeEnv'>;
+type LoggerSettings = LoggingConfig;
 
 /**
  * LOG_FORMAT when set; otherwise readable lines for a person at a terminal in development, and JSON
  * lines wherever a program reads them (a pipe, a file, a log collector, production, the tests).
  */
-export function logFormat(config: Pick<LoggerSettings, 'logFormat' | 'nodeEnv'>, stdoutIsTty: boolean) {
-  return config.logFormat ?? (config.nodeEnv === 'development' && stdoutIsTty ? 'pretty' : 'json');
+export function logFormat(config: Pick<LoggerSettings, 'format' | 'nodeEnv'>, stdoutIsTty: boolean) {
+  return config.format ?? (config.nodeEnv === 'development' && stdoutIsTty ? 'pretty' : 'json');
 }
 
 export function createLogger(config: LoggerSettings, stdoutIsTty = Boolean(process.stdout.isTTY)): Logger {
   const options = {
-    level: config.logLevel,
+    level: config.level,
     base: { service: 'dataset-search' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { QUEUE_CONFIG, type QueueConfig } from 'src/common/queue/queue.config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
 
 /**
  * Bull's connection and settings, shared by every queue (ingestion, webhooks): a static module, so that
@@ -9,14 +10,14 @@ import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
 @Module({
   imports: [
     BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        url: config.redisUrl,
-        prefix: `${config.redisPrefix}:bull`,
+      inject: [REDIS_CONFIG, QUEUE_CONFIG],
+      useFactory: (redis: RedisConfig, queue: QueueConfig) => ({
+        url: redis.url,
+        prefix: `${redis.prefix}:bull`,
         // A killed worker's job is noticed within 1.5 lock periods and run again (twice at most).
         settings: {
-          lockDuration: config.ingestion.lockSeconds * 1000,
-          stalledInterval: config.ingestion.lockSeconds * 500,
+          lockDuration: queue.lockSeconds * 1000,
+          stalledInterval: queue.lockSeconds * 500,
           maxStalledCount: 2,
         },
       }),

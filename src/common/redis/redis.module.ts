@@ -8,7 +8,7 @@ import {
   SocketClosedUnexpectedlyError,
   SocketTimeoutError,
 } from 'redis';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
 
 export const REDIS = Symbol('REDIS');
 export type Redis = RedisClientType;
@@ -34,10 +34,10 @@ export function isRedisUnavailable(error: unknown): boolean {
   providers: [
     {
       provide: REDIS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): Redis => {
+      inject: [REDIS_CONFIG],
+      useFactory: (config: RedisConfig): Redis => {
         const client: Redis = createClient({
-          url: config.redisUrl,
+          url: config.url,
           // Fail fast while Redis is down instead of queueing commands without bound.
           disableOfflineQueue: true,
           socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000), connectTimeout: 5_000 },

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { DATABASE_CONFIG, type DatabaseConfig } from 'src/database/database.config.js';
+import { CHUNK_INDEX_CONFIG, type ChunkIndexConfig } from 'src/modules/chunk-index/chunk-index.config.js';
 
 /** A dataset's own HNSW index: the dataset's key and the dimension of its vectors. */
 export interface DatasetVectorIndex {
@@ -34,7 +35,8 @@ export class DatasetVectorIndexRepository {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CHUNK_INDEX_CONFIG) private readonly config: Pick<ChunkIndexConfig, 'datasetIndexBuildMiB'>,
+    @Inject(DATABASE_CONFIG) private readonly database: Pick<DatabaseConfig, 'url'>,
   ) {}
 
   /**
@@ -102,7 +104,7 @@ export class DatasetVectorIndexRepository {
       );
       if (wanted.rowCount === 0) return false;
       // A graph that outgrows maintenance_work_mem is built on disk, more slowly (docs/search.md).
-      await session.query(`SET maintenance_work_mem = '${this.config.search.datasetIndexBuildMiB}MB'`);
+      await session.query(`SET maintenance_work_mem = '${this.config.datasetIndexBuildMiB}MB'`);
       // Parameters as the shared index's: pgvector's defaults (m 16, ef_construction 64).
       await session.query(
         `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON chunks
@@ -147,7 +149,7 @@ export class DatasetVectorIndexRepository {
    */
   private async session<T>(build: boolean, work: (session: pg.Client) => Promise<T>): Promise<T> {
     const session = new pg.Client({
-      connectionString: this.config.databaseUrl,
+      connectionString: this.database.url,
       application_name: 'dataset-search vector index',
       statement_timeout: 0,
     });

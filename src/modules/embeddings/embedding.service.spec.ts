@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { coreSection } from 'src/config/core.config.js';
+import { readSection } from 'src/config/define.js';
+import { embeddingsSection } from 'src/modules/embeddings/embeddings.config.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
@@ -62,13 +64,14 @@ describe('EmbeddingService, with a model downloaded in the background', () => {
 
   const create = () =>
     new EmbeddingService(
-      loadConfig({
+      readSection(embeddingsSection, {
         EMBEDDING_PROVIDER: 'auto',
         EMBEDDING_MODEL: 'owner/model',
         EMBEDDING_ALLOW_DOWNLOAD: 'true',
         MODEL_HUB_URL: hub.url,
         MODELS_DIR: modelsDir,
       }),
+      readSection(coreSection),
       pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
       strictMock<ChunkIndexRepository>({ ensureVectorIndex: () => Promise.resolve() }),
     );

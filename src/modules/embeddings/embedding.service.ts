@@ -8,7 +8,7 @@ import {
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
 import { type Chunk, chunkByEstimate } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import {
@@ -18,6 +18,7 @@ import {
 import { downloadModel, hasModel, removeStaleStaging } from 'src/modules/embeddings/model-download.js';
 import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { EMBEDDINGS_CONFIG, type EmbeddingsConfig } from 'src/modules/embeddings/embeddings.config.js';
 
 export interface EmbeddingStatus {
   mode: 'hybrid' | 'keyword_only';
@@ -47,13 +48,14 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   private readonly listeners: ((provider: EmbeddingProvider) => void)[] = [];
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EMBEDDINGS_CONFIG) private readonly config: EmbeddingsConfig,
+    @Inject(CORE_CONFIG) private readonly core: Pick<CoreConfig, 'role'>,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly chunkIndex: ChunkIndexRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const options = this.config.embedding;
+    const options = this.config;
     // Downloads killed half way leave their staging folders; a process that may write there clears them.
     if (options.allowDownload) await removeStaleStaging(options.modelsDir, this.logger);
     switch (options.provider) {
@@ -119,7 +121,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   chunk(text: ExtractedText): Promise<Chunk[]> {
     const options = {
       maxTokens: this.maxChunkTokens(),
-      overlapTokens: this.config.ingestion.chunkOverlapTokens,
+      overlapTokens: this.config.chunkOverlapTokens,
     };
     if (this.provider) return this.provider.chunk(text, options);
     return chunkByEstimate(text, options);
@@ -128,7 +130,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   /** The largest chunk the model takes whole (with a margin for special tokens). */
   private maxChunkTokens(): number {
     const limit = this.provider ? this.provider.maxTokens - 2 : Number.MAX_SAFE_INTEGER;
-    return Math.min(this.config.ingestion.chunkTokens, limit);
+    return Math.min(this.config.chunkTokens, limit);
   }
 
   status(): EmbeddingStatus {
@@ -157,16 +159,16 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private localModel(): string {
-    return this.config.embedding.model ?? DEFAULT_LOCAL_MODEL;
+    return this.config.model ?? DEFAULT_LOCAL_MODEL;
   }
 
   private mustDownload(): boolean {
-    const { allowDownload, modelsDir } = this.config.embedding;
+    const { allowDownload, modelsDir } = this.config;
     return allowDownload && !hasModel(modelsDir, this.localModel());
   }
 
   private download(): Promise<void> {
-    const { hubUrl, modelsDir } = this.config.embedding;
+    const { hubUrl, modelsDir } = this.config;
     return downloadModel({
       hubUrl,
       model: this.localModel(),
@@ -182,7 +184,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     // /ready is open to anyone: the hub's address and the failures' URLs go to the log only.
     this.reason = `the local model ${model} is being downloaded`;
     this.logger.warn(
-      { model, hub: this.config.embedding.hubUrl },
+      { model, hub: this.config.hubUrl },
       'search runs keyword-only (BM25) until the embedding model is downloaded and loaded',
     );
     let provider: LocalEmbeddingProvider | null = null;
@@ -208,7 +210,7 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private openai(): Promise<OpenAIEmbeddingProvider> {
-    const { openaiApiKey, openaiBaseUrl, model, dimensions } = this.config.embedding;
+    const { openaiApiKey, openaiBaseUrl, model, dimensions } = this.config;
     if (!openaiApiKey) throw new Error('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
     return OpenAIEmbeddingProvider.create({
       apiKey: openaiApiKey,
@@ -219,14 +221,14 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   }
 
   private local(): Promise<LocalEmbeddingProvider> {
-    const { model, modelsDir, batchSize } = this.config.embedding;
+    const { model, modelsDir, batchSize } = this.config;
     return LocalEmbeddingProvider.create({
       model,
       modelsDir,
       batchSize,
       // A process that only serves searches has only a query thread; one that only processes
       // documents (or runs a CLI command) only a passages' thread.
-      threads: { passages: this.config.role !== 'api', queries: this.config.role !== 'worker' },
+      threads: { passages: this.core.role !== 'api', queries: this.core.role !== 'worker' },
       onQueryThreadError: (err) =>
         this.logger.warn(
           { err },

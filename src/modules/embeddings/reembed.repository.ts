@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { DATABASE_CONFIG, type DatabaseConfig } from 'src/database/database.config.js';
 import { readOn } from 'src/database/read.js';
 import type { Tx } from 'src/database/transaction.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
@@ -32,7 +32,7 @@ const REEMBEDDING_KEY = `hashtextextended('dataset reembedding ' || $1, 0)`;
 export class ReembedRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(DATABASE_CONFIG) private readonly database: Pick<DatabaseConfig, 'url'>,
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly chunkVectors: ChunkVectorsRepository,
     private readonly indexState: IndexStateRepository,
@@ -58,7 +58,7 @@ export class ReembedRepository {
     work: (lock: ReembeddingLock) => Promise<T>,
   ): Promise<T | null> {
     const session = new pg.Client({
-      connectionString: this.config.databaseUrl,
+      connectionString: this.database.url,
       application_name: 'dataset-search reembed',
     });
     // A session that ends under way is noticed by the run's next write, which then stops the run.

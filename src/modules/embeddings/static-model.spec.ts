@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { PROJECT_ROOT } from 'src/config/app-config.js';
+import { PROJECT_ROOT } from 'src/config/project-root.js';
 import { isStaticModelDir, loadStaticModel, readEmbeddings } from 'src/modules/embeddings/static-model.js';
 
 /** The real Model2Vec model of these machines (../shared/models/README.md). */

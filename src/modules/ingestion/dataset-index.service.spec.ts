@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import type { AppConfig } from 'src/config/app-config.js';
 import type {
   DatasetVectorIndex,
   DatasetVectorIndexRepository,
@@ -31,8 +30,11 @@ function setUp(
     },
     cancelBuild: jest.fn(() => Promise.resolve()),
   });
-  const config = { search: { datasetIndexMinChunks: minChunks } } as AppConfig;
-  const service = new DatasetIndexService(repository, config, pino({ level: 'silent' }));
+  const service = new DatasetIndexService(
+    repository,
+    { datasetIndexMinChunks: minChunks },
+    pino({ level: 'silent' }),
+  );
   return { service, calls, repository };
 }
 

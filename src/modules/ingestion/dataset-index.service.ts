@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CHUNK_INDEX_CONFIG, type ChunkIndexConfig } from 'src/modules/chunk-index/chunk-index.config.js';
 import {
   DatasetVectorIndexRepository,
   ownIndexName,
@@ -33,10 +33,10 @@ export class DatasetIndexService implements OnApplicationBootstrap, BeforeApplic
 
   constructor(
     private readonly indexes: DatasetVectorIndexRepository,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(CHUNK_INDEX_CONFIG) config: Pick<ChunkIndexConfig, 'datasetIndexMinChunks'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.minChunks = config.search.datasetIndexMinChunks;
+    this.minChunks = config.datasetIndexMinChunks;
   }
 
   onApplicationBootstrap(): void {

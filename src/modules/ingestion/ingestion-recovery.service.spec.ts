@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { readSection } from 'src/config/define.js';
+import { ingestionSection } from 'src/modules/ingestion/ingestion.config.js';
 import { IngestionRecoveryService } from 'src/modules/ingestion/ingestion-recovery.service.js';
 import type { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import type { DocumentsRepository, StaleRun } from 'src/modules/documents/documents.repository.js';
@@ -25,7 +26,7 @@ describe('IngestionRecoveryService.sweep', () => {
       }),
       strictMock<IngestionQueue>({ hasLiveJob: () => Promise.resolve(false), enqueue }),
       strictMock<IngestionService>({}),
-      loadConfig({}),
+      readSection(ingestionSection),
       pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
     );
     await service.sweep();

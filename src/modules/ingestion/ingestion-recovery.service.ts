@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { INGESTION_CONFIG, type IngestionConfig } from 'src/modules/ingestion/ingestion.config.js';
 import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import { DocumentsRepository, type StaleRun } from 'src/modules/documents/documents.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
@@ -23,12 +23,12 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
     private readonly documents: DocumentsRepository,
     private readonly queue: IngestionQueue,
     private readonly ingestion: IngestionService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
-    const interval = Math.max(1, Math.min(30, this.config.ingestion.staleAfterSeconds / 2)) * 1000;
+    const interval = Math.max(1, Math.min(30, this.config.staleAfterSeconds / 2)) * 1000;
     this.timer = setInterval(() => void this.sweep(), interval);
     this.timer.unref();
     void this.sweep();
@@ -48,7 +48,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
   }
 
   private async sweepOnce(): Promise<void> {
-    const stale = await this.documents.staleRuns(this.config.ingestion.staleAfterSeconds, SWEEP_BATCH);
+    const stale = await this.documents.staleRuns(this.config.staleAfterSeconds, SWEEP_BATCH);
     for (const run of stale) {
       // One run that cannot be settled must not hold up the others: it comes first again next time.
       await this.recover(run).catch((err: unknown) =>
@@ -60,7 +60,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
   private async recover(stale: StaleRun): Promise<void> {
     const run = { documentId: stale.id, generation: stale.generation };
     if (await this.queue.hasLiveJob(stale)) return;
-    if (stale.recoveries >= this.config.ingestion.maxRecoveries) {
+    if (stale.recoveries >= this.config.maxRecoveries) {
       await this.ingestion.fail(run, {
         code: 'processing_error',
         message:

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { jest } from '@jest/globals';
 import type { Queue } from 'bull';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { readSection } from 'src/config/define.js';
+import { ingestionSection } from 'src/modules/ingestion/ingestion.config.js';
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
 import type { ProcessDocumentJob } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
@@ -18,7 +19,7 @@ function setUp() {
   const processor = new IngestionProcessor(
     queue as unknown as Queue<ProcessDocumentJob>,
     strictMock<IngestionService>({ fail }),
-    loadConfig({}),
+    readSection(ingestionSection),
     logger,
   );
   processor.onApplicationBootstrap();

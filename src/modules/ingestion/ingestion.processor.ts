@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Job, Queue } from 'bull';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { INGESTION_CONFIG, type IngestionConfig } from 'src/modules/ingestion/ingestion.config.js';
 import { briefReason } from 'src/modules/ingestion/ingestion.errors.js';
 import { JobName, type ProcessDocumentJob, QueueName } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
@@ -17,7 +17,7 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
   constructor(
     @InjectQueue(QueueName.Ingestion) private readonly queue: Queue<ProcessDocumentJob>,
     private readonly ingestion: IngestionService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -25,13 +25,13 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
     // Not awaited: `process` resolves only when the queue closes.
     void this.queue.process(
       JobName.ProcessDocument,
-      this.config.ingestion.concurrency,
+      this.config.concurrency,
       (job: Job<ProcessDocumentJob>) => this.ingestion.process(job.data),
     );
     this.queue.on('failed', (job: Job<ProcessDocumentJob> | null, error: Error) =>
       this.handled('failed', this.onFailed(job, error)),
     );
-    this.logger.info({ concurrency: this.config.ingestion.concurrency }, 'ingestion worker started');
+    this.logger.info({ concurrency: this.config.concurrency }, 'ingestion worker started');
   }
 
   /**

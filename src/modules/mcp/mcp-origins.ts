@@ -1,16 +1,20 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
+import type { McpConfig } from 'src/modules/mcp/mcp.config.js';
 import { isMcpRequest } from 'src/modules/auth/oauth/resources.js';
 import { jsonRpcError } from 'src/modules/mcp/json-rpc.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The service's own origin, and the others `MCP_ORIGINS` allows. */
+export type OriginSettings = Pick<CoreConfig, 'publicBaseUrl'> & { mcpOrigins: McpConfig['origins'] };
 
 /**
  * The service's own origin, when it is known to be ours: `PUBLIC_BASE_URL`'s, or else the origin the
  * request came to only when its host is a loopback address. Any other Host may be a name an
  * attacker's DNS points at this machine (DNS rebinding), whose pages then count as same-origin.
  */
-function ownOrigin(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string | null {
+function ownOrigin(request: Request, config: Pick<CoreConfig, 'publicBaseUrl'>): string | null {
   if (config.publicBaseUrl) return new URL(config.publicBaseUrl).origin;
   // Browsers write the origin's host in lower case, whatever the page's address had.
   const host = (request.get('host') ?? '').toLowerCase();
@@ -23,10 +27,7 @@ function ownOrigin(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): 
  * from the service's own origin, or from one of `MCP_ORIGINS` (a browser-based MCP client such as
  * MCP Inspector's): no other page can, whatever address it reached the service by.
  */
-export function originIssue(
-  request: Request,
-  config: Pick<AppConfig, 'publicBaseUrl' | 'mcpOrigins'>,
-): string | null {
+export function originIssue(request: Request, config: OriginSettings): string | null {
   const origin = request.headers.origin;
   if (origin === undefined) return null;
   if (config.mcpOrigins.includes(origin) || origin === ownOrigin(request, config)) return null;
@@ -63,7 +64,7 @@ function allowPreflight(response: Response): void {
  * origin not allowed is refused (403, a JSON-RPC error), an allowed one gets CORS headers (on every
  * answer, a 401's challenge included) and its preflights answered.
  */
-export function mcpOriginGate(config: Pick<AppConfig, 'publicBaseUrl' | 'mcpOrigins'>) {
+export function mcpOriginGate(config: OriginSettings) {
   return (request: Request, response: Response, next: NextFunction): void => {
     if (!isMcpRequest(request)) return next();
     const issue = originIssue(request, config);

@@ -8,7 +8,7 @@ import { reportedError } from 'src/common/filters/all-exceptions.filter.js';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { AnswersBodyErrors } from 'src/common/http/request-body.interceptor.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
 import { Auth, CurrentPrincipal, Public, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import { isAuthenticated, type Principal } from 'src/modules/auth/auth.types.js';
 import { serviceBase } from 'src/modules/auth/oauth/resources.js';
@@ -55,7 +55,7 @@ export class McpController {
   constructor(
     private readonly mcp: McpService,
     private readonly datasets: DatasetsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly config: CoreConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import type { Request } from 'express';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { RerankConfig } from 'src/modules/search/rerank/rerank.config.js';
+import type { SearchConfig } from 'src/modules/search/search.config.js';
 import { ANONYMOUS } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DatasetsService } from 'src/modules/datasets/datasets.service.js';
@@ -47,7 +48,8 @@ function setUp(idle: boolean | undefined) {
     strictMock<EmbeddingService>({ current: () => provider }),
     new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
     strictMock<RerankService>({ current: () => null }),
-    strictMock<AppConfig>({}),
+    strictMock<SearchConfig>({}),
+    strictMock<RerankConfig>({}),
   );
   return { search, early: new EarlyQueryEmbedding(search), embedQuery };
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import { postingsIn } from 'src/modules/search/postings-cache.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 
@@ -20,12 +20,12 @@ export class PostingsWarmer implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly keywordLeg: KeywordLeg,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SEARCH_CONFIG) private readonly config: SearchConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const { postingsWarmMiB, postingsCacheMiB } = this.config.search;
+    const { postingsWarmMiB, postingsCacheMiB } = this.config;
     const budget = postingsIn(Math.min(postingsWarmMiB, postingsCacheMiB));
     if (budget === 0) return;
     const started = Date.now();

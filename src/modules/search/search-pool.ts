@@ -2,7 +2,8 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { DATABASE_CONFIG, type DatabaseConfig } from 'src/database/database.config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import { cancelStatement } from 'src/database/cancel-request.js';
 
 /** `hnsw.ef_search` of every search session: the fewest candidates a leg takes (see SearchService). */
@@ -32,11 +33,12 @@ export class SearchPool implements OnApplicationShutdown {
   readonly pool: pg.Pool;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(SEARCH_CONFIG) config: Pick<SearchConfig, 'timeoutMs' | 'poolSize'>,
+    @Inject(DATABASE_CONFIG) database: Pick<DatabaseConfig, 'url'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     const settings = {
-      statement_timeout: config.search.timeoutMs,
+      statement_timeout: config.timeoutMs,
       default_transaction_read_only: 'on',
       jit: 'off',
       'hnsw.iterative_scan': 'relaxed_order',
@@ -53,10 +55,10 @@ export class SearchPool implements OnApplicationShutdown {
       client.query(set).then(() => done(), done);
     };
     this.pool = new pg.Pool({
-      connectionString: config.databaseUrl,
-      max: config.search.poolSize,
+      connectionString: database.url,
+      max: config.poolSize,
       application_name: 'dataset-search/search',
-      connectionTimeoutMillis: config.search.timeoutMs,
+      connectionTimeoutMillis: config.timeoutMs,
       verify,
     });
     // An idle connection that the server drops is discarded by the pool; say so, do not crash.

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import type { Read } from 'src/database/read.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
 import { SearchPool } from 'src/modules/search/search-pool.js';
@@ -27,10 +27,10 @@ export class SearchReads {
 
   constructor(
     private readonly search: SearchPool,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(SEARCH_CONFIG) config: Pick<SearchConfig, 'timeoutMs'>,
   ) {
     this.pool = search.pool;
-    this.timeoutMs = config.search.timeoutMs;
+    this.timeoutMs = config.timeoutMs;
   }
 
   /**

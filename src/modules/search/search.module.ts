@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js';
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
@@ -30,8 +30,8 @@ import { VectorLeg } from 'src/modules/search/vector-leg.js';
     RerankService,
     {
       provide: PostingsCache,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new PostingsCache(postingsIn(config.search.postingsCacheMiB)),
+      inject: [SEARCH_CONFIG],
+      useFactory: (config: SearchConfig) => new PostingsCache(postingsIn(config.postingsCacheMiB)),
     },
   ],
   exports: [SearchService, EarlyQueryEmbedding, QueryVectors, SearchReads],

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { SearchConfig } from 'src/modules/search/search.config.js';
 import { ANONYMOUS } from 'src/modules/auth/auth.types.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { DatasetsService } from 'src/modules/datasets/datasets.service.js';
@@ -66,10 +66,8 @@ function setUp({
     strictMock<EmbeddingService>({ current: () => provider }),
     new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
     strictMock<RerankService>({ current: () => reranker }),
-    strictMock<AppConfig>({
-      search: { timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 } as AppConfig['search'],
-      rerank: { candidates: 20 } as AppConfig['rerank'],
-    }),
+    strictMock<SearchConfig>({ timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 }),
+    { candidates: 20 },
   );
   return { search, embedQuery, embedQueries };
 }

@@ -4,7 +4,8 @@ import { mapConcurrently } from 'src/common/async/concurrency.js';
 import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { RERANK_CONFIG, type RerankConfig } from 'src/modules/search/rerank/rerank.config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import {
   ChunkReadsRepository,
@@ -72,7 +73,8 @@ export class SearchService {
     private readonly embedding: EmbeddingService,
     private readonly queryVectors: QueryVectors,
     private readonly reranking: RerankService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SEARCH_CONFIG) private readonly config: SearchConfig,
+    @Inject(RERANK_CONFIG) private readonly rerank: Pick<RerankConfig, 'candidates'>,
   ) {}
 
   /** One query's results: the query checked, then searched within the deadline (`withinDeadline`). */
@@ -104,7 +106,7 @@ export class SearchService {
     return this.withinDeadline(async (deadline) => {
       const prepared = await this.prepare(caller, request.dataset_id, request, queries, { deadline });
       let answered = 0;
-      return mapConcurrently(queries, this.config.search.batchConcurrency, async (query) => {
+      return mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
         const results = await this.search(prepared, query, request, deadline);
         onAnswered?.(++answered);
         return { query, results };
@@ -120,7 +122,7 @@ export class SearchService {
    * is already an error stops too.
    */
   private async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
-    const timeoutMs = this.config.search.timeoutMs;
+    const timeoutMs = this.config.timeoutMs;
     const deadline = new AbortController();
     // One listener for each statement under way, and a batch runs several queries of two legs each.
     setMaxListeners(0, deadline.signal);
@@ -224,10 +226,10 @@ export class SearchService {
     // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more.
     const candidates =
       useSemantic && useKeyword ? Math.max(MIN_CANDIDATES, 4 * options.limit) : options.limit;
-    const depth = reranker ? Math.max(candidates, this.config.rerank.candidates) : candidates;
+    const depth = reranker ? Math.max(candidates, this.rerank.candidates) : candidates;
     // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
     // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
-    const shown = reranker ? Math.max(options.limit, this.config.rerank.candidates) : options.limit;
+    const shown = reranker ? Math.max(options.limit, this.rerank.candidates) : options.limit;
 
     const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
     const { semantic, keyword } = await this.rankLegs(
@@ -309,7 +311,7 @@ export class SearchService {
         ? this.keywordLeg.rank(
             { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
             query,
-            { k1: this.config.search.bm25K1, b: this.config.search.bm25B },
+            { k1: this.config.bm25K1, b: this.config.bm25B },
             leg,
           )
         : undefined,

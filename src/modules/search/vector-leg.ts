@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CHUNK_INDEX_CONFIG, type ChunkIndexConfig } from 'src/modules/chunk-index/chunk-index.config.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import type { Read } from 'src/database/read.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { documentCondition } from 'src/modules/search/filters.js';
@@ -62,10 +63,11 @@ export class VectorLeg {
   constructor(
     private readonly reads: SearchReads,
     private readonly chunkReads: ChunkReadsRepository,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(SEARCH_CONFIG) config: Pick<SearchConfig, 'semanticCalibrations'>,
+    @Inject(CHUNK_INDEX_CONFIG) index: Pick<ChunkIndexConfig, 'exactScanMaxChunks'>,
   ) {
-    this.exactScanMaxChunks = config.search.exactScanMaxChunks;
-    this.calibrations = config.search.semanticCalibrations;
+    this.exactScanMaxChunks = index.exactScanMaxChunks;
+    this.calibrations = config.semanticCalibrations;
   }
 
   async rank(

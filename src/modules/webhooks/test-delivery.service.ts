@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { WEBHOOKS_CONFIG, type WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
 import {
   deliveryHeaders,
@@ -22,7 +23,8 @@ import { WebhooksService } from 'src/modules/webhooks/webhooks.service.js';
 export class TestDeliveryService {
   constructor(
     private readonly webhooks: WebhooksService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
+    @Inject(CORE_CONFIG) private readonly core: Pick<CoreConfig, 'nodeEnv'>,
   ) {}
 
   /** Sends `event` to the webhook, active or not, and answers how it went. */
@@ -49,7 +51,7 @@ export class TestDeliveryService {
       webhook.url,
       body,
       deliveryHeaders({ event, eventId: id, body, secrets, attemptId: newId('att') }),
-      { timeoutMs: this.config.webhooks.timeoutMs, policy: deliveryPolicy(this.config) },
+      { timeoutMs: this.config.timeoutMs, policy: deliveryPolicy(this.core, this.config) },
     );
     return { event, delivered: outcomeOf(result) === 'delivered', result };
   }

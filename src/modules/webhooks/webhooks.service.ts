@@ -3,7 +3,8 @@ import { IdempotentReplays } from 'src/common/idempotency/idempotent-replays.js'
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { WEBHOOKS_CONFIG, type WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
 import type { CreateWebhookDto, UpdateWebhookDto } from 'src/modules/webhooks/dto/webhook.dto.js';
 import type { WebhookEntity } from 'src/modules/webhooks/webhook.entity.js';
@@ -23,7 +24,8 @@ export class WebhooksService implements OnModuleInit {
     private readonly webhooks: WebhooksRepository,
     private readonly transactions: TransactionRunner,
     private readonly replays: IdempotentReplays,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
+    @Inject(CORE_CONFIG) private readonly core: Pick<CoreConfig, 'nodeEnv'>,
   ) {}
 
   /** A new webhook with a new secret, within the account's 100, under the account's lock. */
@@ -96,7 +98,7 @@ export class WebhooksService implements OnModuleInit {
   rotateSecret(
     caller: AccountPrincipal,
     webhookId: string,
-    graceHours = this.config.webhooks.secretGraceHours,
+    graceHours = this.config.secretGraceHours,
   ): Promise<WebhookEntity> {
     checkUnrestricted(caller);
     return this.transactions.run(async (tx) => {
@@ -137,7 +139,7 @@ export class WebhooksService implements OnModuleInit {
   }
 
   private checkUrl(url: string): void {
-    const issue = webhookUrlIssue(url, { production: this.config.nodeEnv === 'production' });
+    const issue = webhookUrlIssue(url, { production: this.core.nodeEnv === 'production' });
     if (issue) throw WebhookErrors.invalidUrl(issue);
   }
 }

@@ -2,7 +2,8 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { DATABASE_CONFIG, type DatabaseConfig } from 'src/database/database.config.js';
+import { API_KEYS_CONFIG, type ApiKeysConfig } from 'src/modules/auth/api-keys/api-keys.config.js';
 
 /** The channel on which a trigger on `api_keys` (migration 5) names each key that changes. */
 const CHANNEL = 'api_key_changed';
@@ -47,10 +48,11 @@ export class ApiKeyCache implements OnApplicationShutdown {
   private epoch = 0;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(API_KEYS_CONFIG) config: ApiKeysConfig,
+    @Inject(DATABASE_CONFIG) private readonly database: Pick<DatabaseConfig, 'url'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.ttlMs = config.apiKeyCacheSeconds * 1000;
+    this.ttlMs = config.cacheSeconds * 1000;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -111,7 +113,7 @@ export class ApiKeyCache implements OnApplicationShutdown {
 
   private async listen(): Promise<void> {
     const client = new pg.Client({
-      connectionString: this.config.databaseUrl,
+      connectionString: this.database.url,
       application_name: 'dataset-search/api-key-cache',
     });
     this.listener = client;

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import { AppError } from 'src/common/errors/app-error.js';
-import type { AppConfig } from 'src/config/app-config.js';
 import type { AccountsRepository } from 'src/modules/auth/accounts/accounts.repository.js';
 import type { ApiKeyEntity } from 'src/modules/auth/api-keys/api-key.entity.js';
 import { ApiKeyCache } from 'src/modules/auth/api-keys/api-key-cache.js';
@@ -33,7 +32,7 @@ function serviceWith(key: ApiKeyEntity | null) {
   const repository = strictMock<ApiKeysRepository>({ findKeyById, touchLastUsed }, 'ApiKeysRepository');
   const logger = pino({ level: 'silent' });
   // Keeping keys in memory (off here) is tested against the database, in test/api-key-cache.e2e-spec.ts.
-  const cache = new ApiKeyCache({ apiKeyCacheSeconds: 0 } as AppConfig, logger);
+  const cache = new ApiKeyCache({ cacheSeconds: 0 }, { url: '' }, logger);
   return {
     service: new ApiKeysService(
       strictMock<AccountsRepository>({}, 'AccountsRepository'),

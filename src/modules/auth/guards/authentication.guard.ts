@@ -3,7 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { SESSIONS_CONFIG, type SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { ROUTE_ACCESS, type RouteAccess } from 'src/modules/auth/auth.decorators.js';
 import { ANONYMOUS, type Principal } from 'src/modules/auth/auth.types.js';
 import { resourceOfRequest } from 'src/modules/auth/oauth/resources.js';
@@ -34,10 +35,11 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
   constructor(
     private readonly reflector: Reflector,
     private readonly sessions: SessionsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly core: CoreConfig,
+    @Inject(SESSIONS_CONFIG) private readonly sessionsConfig: SessionsConfig,
   ) {
     super();
-    this.cookieName = sessionCookieName(config.sessions.secureCookie);
+    this.cookieName = sessionCookieName(sessionsConfig.secureCookie);
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -52,7 +54,7 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
         await super.canActivate(context);
         const audience = request.principal?.audience ?? null;
         // An OAuth token works only at the resource it was issued for (RFC 8707): never another's.
-        if (audience !== null && audience !== resourceOfRequest(request, this.config)) {
+        if (audience !== null && audience !== resourceOfRequest(request, this.core)) {
           throw CommonErrors.invalidAccessToken();
         }
         return true;
@@ -73,7 +75,7 @@ export class AuthenticationGuard extends AuthGuard('bearer') {
    * checked before the session is looked up, so that a forged request does not even keep it alive.
    */
   private async authenticateSession(request: Request, cookie: string): Promise<void> {
-    const issue = crossSiteIssue(request, allowedOrigins(request, this.config));
+    const issue = crossSiteIssue(request, allowedOrigins(request, this.sessionsConfig, this.core));
     if (issue) throw SessionErrors.csrfRejected(issue);
     const signedIn = await this.sessions.authenticate(cookie);
     request.principal = signedIn.principal;

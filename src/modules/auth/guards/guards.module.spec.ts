@@ -3,7 +3,9 @@ import { APP_GUARD, type DiscoveryService, type MetadataScanner, Reflector } fro
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
-import type { AppConfig, RateLimits } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
+import type { RateLimits } from 'src/modules/auth/rate-limits/rate-limits.config.js';
+import type { SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { Auth } from 'src/modules/auth/auth.decorators.js';
 import { AuthTier, type Principal, type Scope, type TokenVerifier } from 'src/modules/auth/auth.types.js';
 import { AccessGuard } from 'src/modules/auth/guards/access.guard.js';
@@ -89,9 +91,18 @@ async function guards(options: { scopes: Scope[]; overBudget?: boolean }) {
   await rateLimit.onModuleInit();
   const earlyStarts = new EarlyStartSeam();
   earlyStarts.bind(RecordsStart, new RecordsStart());
-  const config = { sessions: { secureCookie: true }, publicBaseUrl: null } as unknown as AppConfig;
   const instances = new Map<Type, { canActivate(context: ExecutionContext): boolean | Promise<boolean> }>([
-    [AuthenticationGuard, new AuthenticationGuard(reflector, strictMock<SessionsService>({}), config)],
+    [
+      AuthenticationGuard,
+      new AuthenticationGuard(
+        reflector,
+        strictMock<SessionsService>({}),
+        { publicBaseUrl: null } as CoreConfig,
+        {
+          secureCookie: true,
+        } as SessionsConfig,
+      ),
+    ],
     [
       EarlyStartGuard,
       new EarlyStartGuard(

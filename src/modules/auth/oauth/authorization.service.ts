@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
 import { type Scope, SCOPES } from 'src/modules/auth/auth.types.js';
 import { parseScopes, SWAGGER_UI_CLIENT_ID } from 'src/modules/auth/oauth/clients/client-metadata.js';
 import { ClientsService } from 'src/modules/auth/oauth/clients/clients.service.js';
@@ -77,7 +77,7 @@ export class AuthorizationService {
     private readonly clients: ClientsService,
     private readonly grants: GrantsRepository,
     @Inject(REDIS) private readonly redis: Redis,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS_CONFIG) private readonly redisConfig: RedisConfig,
   ) {}
 
   /**
@@ -238,7 +238,7 @@ export class AuthorizationService {
   }
 
   private consentKey(id: string): string {
-    return `${this.config.redisPrefix}:oauth-consent:${id}`;
+    return `${this.redisConfig.prefix}:oauth-consent:${id}`;
   }
 }
 

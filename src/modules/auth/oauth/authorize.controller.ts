@@ -3,7 +3,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppError } from 'src/common/errors/app-error.js';
 import { Accepts } from 'src/common/http/request-body.interceptor.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { SESSIONS_CONFIG, type SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { Public, SignedIn } from 'src/modules/auth/auth.decorators.js';
 import {
   AuthorizationPageError,
@@ -39,7 +40,8 @@ export class AuthorizeController {
     private readonly authorization: AuthorizationService,
     private readonly sessions: SessionsService,
     private readonly datasets: DatasetDirectorySeam,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly core: CoreConfig,
+    @Inject(SESSIONS_CONFIG) private readonly sessionsConfig: SessionsConfig,
   ) {}
 
   @Get('authorize')
@@ -49,7 +51,7 @@ export class AuthorizeController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    const base = serviceBase(request, this.config);
+    const base = serviceBase(request, this.core);
     const signedIn = await this.currentSession(request);
     let checked;
     try {
@@ -102,12 +104,14 @@ export class AuthorizeController {
         errorPage('The sign-in form was not sent from an authorization request.'),
       );
     }
-    const issue = crossSiteIssue(request, allowedOrigins(request, this.config), { anonymous: true });
+    const issue = crossSiteIssue(request, allowedOrigins(request, this.sessionsConfig, this.core), {
+      anonymous: true,
+    });
     if (issue) return sendPage(response, 403, 'Error', errorPage(`Cross-site request refused: ${issue}`));
     try {
       await signInBrowser(
         this.sessions,
-        this.config,
+        this.sessionsConfig,
         { request, response },
         {
           email: text('email'),
@@ -153,7 +157,7 @@ export class AuthorizeController {
       typeof body.request_id === 'string' ? body.request_id : '',
       signedIn.user,
       { approve: body.decision === 'approve', datasetIds },
-      serviceBase(request, this.config),
+      serviceBase(request, this.core),
     );
     if (!redirect) {
       return sendPage(
@@ -185,7 +189,7 @@ export class AuthorizeController {
 
   /** The browser's session, if it has one that is still good. */
   private async currentSession(request: Request): Promise<SignedInPerson | null> {
-    const cookie = readCookie(request, sessionCookieName(this.config.sessions.secureCookie));
+    const cookie = readCookie(request, sessionCookieName(this.sessionsConfig.secureCookie));
     if (cookie === undefined) return null;
     try {
       return await this.sessions.authenticate(cookie);

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Options, Post, Req, Res, UseFi
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Accepts } from 'src/common/http/request-body.interceptor.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
 import { Public } from 'src/modules/auth/auth.decorators.js';
 import { SCOPES } from 'src/modules/auth/auth.types.js';
 import { AUTH_METHODS, GRANT_TYPES } from 'src/modules/auth/oauth/clients/client-metadata.js';
@@ -19,7 +19,7 @@ const FORM = 'application/x-www-form-urlencoded';
  * Metadata derived from the request's Host (no PUBLIC_BASE_URL) is not for a shared cache to keep and
  * hand to a client that came by another name.
  */
-function metadataHeaders(response: Response, config: AppConfig): void {
+function metadataHeaders(response: Response, config: Pick<CoreConfig, 'publicBaseUrl'>): void {
   allowAnyOrigin(response);
   if (!config.publicBaseUrl) response.set('Cache-Control', 'no-store').vary('Host');
 }
@@ -50,7 +50,7 @@ export class OAuthController {
     private readonly clients: ClientsService,
     private readonly tokens: TokensService,
     private readonly registrationThrottle: RegistrationThrottle,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly config: CoreConfig,
   ) {}
 
   @Get('.well-known/oauth-authorization-server')

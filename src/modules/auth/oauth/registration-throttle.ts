@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
+import { OAUTH_CONFIG, type OAuthConfig } from 'src/modules/auth/oauth/oauth.config.js';
 import { networkOf } from 'src/modules/auth/rate-limits/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/rate-limits/redis-throttler.storage.js';
 
@@ -17,13 +18,14 @@ export class RegistrationThrottle {
 
   constructor(
     @Inject(REDIS) redis: Redis,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS_CONFIG) redisConfig: RedisConfig,
+    @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {
-    this.storage = new RedisThrottlerStorage(redis, config.redisPrefix);
+    this.storage = new RedisThrottlerStorage(redis, redisConfig.prefix);
   }
 
   async count(address: string | undefined): Promise<void> {
-    const limit = this.config.oauthRegistrationsPerHour;
+    const limit = this.config.registrationsPerHour;
     const key = `oauth-register:${networkOf(address)}`;
     const record = await this.storage.increment(key, WINDOW_MS, limit);
     if (record.isBlocked) {

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { AppError } from 'src/common/errors/app-error.js';
 import { HOST } from 'src/common/http/host.js';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
 import type { Scope } from 'src/modules/auth/auth.types.js';
 
 /**
@@ -23,7 +23,7 @@ export const MCP_SCOPES: readonly Scope[] = ['search', 'datasets:read', 'documen
  * development server). It is the authorization server's issuer, and the root of the resources tokens
  * are issued for.
  */
-export function serviceBase(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string {
+export function serviceBase(request: Request, config: Pick<CoreConfig, 'publicBaseUrl'>): string {
   if (config.publicBaseUrl) return config.publicBaseUrl;
   const host = request.get('host') ?? '';
   // Only a host and port: anything else would smuggle a path or a query into the issuer.
@@ -43,7 +43,7 @@ export function isMcpRequest(request: Request): boolean {
 }
 
 /** The resource a request is addressed to, which its token's audience must be. */
-export function resourceOfRequest(request: Request, config: Pick<AppConfig, 'publicBaseUrl'>): string {
+export function resourceOfRequest(request: Request, config: Pick<CoreConfig, 'publicBaseUrl'>): string {
   const resources = resourcesOf(serviceBase(request, config));
   return isMcpRequest(request) ? resources.mcp : resources.api;
 }
@@ -54,7 +54,7 @@ export function resourceOfRequest(request: Request, config: Pick<AppConfig, 'pub
  */
 export function resourceMetadataUrl(
   request: Request,
-  config: Pick<AppConfig, 'publicBaseUrl'>,
+  config: Pick<CoreConfig, 'publicBaseUrl'>,
 ): string | null {
   try {
     const base = serviceBase(request, config);

@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig, type RateLimits } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
+import { RATE_LIMITS_CONFIG, type RateLimits } from 'src/modules/auth/rate-limits/rate-limits.config.js';
 import { ANONYMOUS } from 'src/modules/auth/auth.types.js';
 import { BUDGETS, RateLimitGuard } from 'src/modules/auth/rate-limits/rate-limit.guard.js';
 import { tierLimit } from 'src/modules/auth/rate-limits/rate-limits.js';
@@ -37,9 +38,9 @@ export function rateLimitOptions(limits: RateLimits, storage: ThrottlerStorage):
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      inject: [APP_CONFIG, REDIS],
-      useFactory: (config: AppConfig, redis: Redis) =>
-        rateLimitOptions(config.rateLimits, new RedisThrottlerStorage(redis, config.redisPrefix)),
+      inject: [RATE_LIMITS_CONFIG, REDIS_CONFIG, REDIS],
+      useFactory: (limits: RateLimits, redisConfig: RedisConfig, redis: Redis) =>
+        rateLimitOptions(limits, new RedisThrottlerStorage(redis, redisConfig.prefix)),
     }),
   ],
   providers: [RateLimitGuard],

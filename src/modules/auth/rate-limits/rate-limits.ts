@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import type { Request } from 'express';
-import type { RateLimits } from 'src/config/app-config.js';
+import type { RateLimits } from 'src/modules/auth/rate-limits/rate-limits.config.js';
 import { ANONYMOUS, AuthTier, type Principal } from 'src/modules/auth/auth.types.js';
 
 /** The hourly budget of a tier. */

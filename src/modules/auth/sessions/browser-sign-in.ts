@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { readCookie, sessionCookieName, setSessionCookie } from 'src/modules/auth/sessions/session-cookie.js';
 import type { SessionsService, SignedIn } from 'src/modules/auth/sessions/sessions.service.js';
 
@@ -10,16 +10,16 @@ import type { SessionsService, SignedIn } from 'src/modules/auth/sessions/sessio
  */
 export async function signInBrowser(
   sessions: SessionsService,
-  config: Pick<AppConfig, 'sessions'>,
+  config: Pick<SessionsConfig, 'secureCookie'>,
   exchange: { request: Request; response: Response },
   credentials: { email: string; password: string },
 ): Promise<SignedIn> {
   const { request, response } = exchange;
   const signedIn = await sessions.signIn(credentials.email, credentials.password, request.ip);
-  const previous = readCookie(request, sessionCookieName(config.sessions.secureCookie));
+  const previous = readCookie(request, sessionCookieName(config.secureCookie));
   if (previous !== undefined) await sessions.signOut(previous);
   setSessionCookie(response, {
-    secure: config.sessions.secureCookie,
+    secure: config.secureCookie,
     value: signedIn.id,
     expiresAt: signedIn.session.expiresAt,
   });

@@ -52,14 +52,15 @@ describe('allowedOrigins', () => {
   const req = request('POST', {});
 
   it('is WEB_ORIGINS when it is set', () => {
-    const config = { webOrigins: ['https://app.example.com'], publicBaseUrl: OWN };
-    expect(allowedOrigins(req, config)).toEqual(['https://app.example.com']);
+    expect(allowedOrigins(req, { webOrigins: ['https://app.example.com'] }, { publicBaseUrl: OWN })).toEqual([
+      'https://app.example.com',
+    ]);
   });
 
   it("is PUBLIC_BASE_URL's origin, else the origin the request reached", () => {
-    expect(allowedOrigins(req, { webOrigins: null, publicBaseUrl: 'https://api.example.com/base' })).toEqual([
-      'https://api.example.com',
-    ]);
-    expect(allowedOrigins(req, { webOrigins: null, publicBaseUrl: null })).toEqual([OWN]);
+    expect(
+      allowedOrigins(req, { webOrigins: null }, { publicBaseUrl: 'https://api.example.com/base' }),
+    ).toEqual(['https://api.example.com']);
+    expect(allowedOrigins(req, { webOrigins: null }, { publicBaseUrl: null })).toEqual([OWN]);
   });
 });

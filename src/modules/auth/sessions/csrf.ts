@@ -1,5 +1,6 @@
 import type { Request } from 'express';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
+import type { SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -35,9 +36,10 @@ export function crossSiteIssue(
  */
 export function allowedOrigins(
   request: Request,
-  config: Pick<AppConfig, 'webOrigins' | 'publicBaseUrl'>,
+  sessions: Pick<SessionsConfig, 'webOrigins'>,
+  core: Pick<CoreConfig, 'publicBaseUrl'>,
 ): readonly string[] {
-  if (config.webOrigins) return config.webOrigins;
-  if (config.publicBaseUrl) return [new URL(config.publicBaseUrl).origin];
+  if (sessions.webOrigins) return sessions.webOrigins;
+  if (core.publicBaseUrl) return [new URL(core.publicBaseUrl).origin];
   return [`${request.protocol}://${request.get('host') ?? ''}`];
 }

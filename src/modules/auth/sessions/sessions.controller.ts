@@ -3,7 +3,8 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import type { Request, Response } from 'express';
 import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Created } from 'src/common/http/created.decorator.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { SESSIONS_CONFIG, type SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 import { Public, SignedIn } from 'src/modules/auth/auth.decorators.js';
 import { allowedOrigins, crossSiteIssue } from 'src/modules/auth/sessions/csrf.js';
 import { signInBrowser } from 'src/modules/auth/sessions/browser-sign-in.js';
@@ -18,7 +19,8 @@ import { SessionsService, toSessionResponse } from 'src/modules/auth/sessions/se
 export class SessionsController {
   constructor(
     private readonly sessions: SessionsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CORE_CONFIG) private readonly core: CoreConfig,
+    @Inject(SESSIONS_CONFIG) private readonly config: SessionsConfig,
   ) {}
 
   @Post()
@@ -42,7 +44,9 @@ export class SessionsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<SessionResponseDto> {
     // A page of another site must not sign its visitor in to an account of its choosing.
-    const issue = crossSiteIssue(request, allowedOrigins(request, this.config), { anonymous: true });
+    const issue = crossSiteIssue(request, allowedOrigins(request, this.config, this.core), {
+      anonymous: true,
+    });
     if (issue) throw SessionErrors.csrfRejected(issue);
     const signedIn = await signInBrowser(this.sessions, this.config, { request, response }, body);
     response.setHeader('Cache-Control', 'no-store');
@@ -67,6 +71,6 @@ export class SessionsController {
   @ApiErrors([401, 403, 429], { 401: ['invalid_session'], 403: ['csrf_rejected'] })
   async signOut(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
     await this.sessions.signOut(request.signedIn!.cookie);
-    clearSessionCookie(response, this.config.sessions.secureCookie);
+    clearSessionCookie(response, this.config.secureCookie);
   }
 }

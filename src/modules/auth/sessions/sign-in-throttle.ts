@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
+import { SIGN_IN_CONFIG, type SignInConfig } from 'src/modules/auth/sessions/sign-in.config.js';
 import { networkOf } from 'src/modules/auth/rate-limits/rate-limits.js';
 import { RedisThrottlerStorage } from 'src/modules/auth/rate-limits/redis-throttler.storage.js';
 
@@ -28,10 +29,11 @@ export class SignInThrottle {
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS_CONFIG) redisConfig: RedisConfig,
+    @Inject(SIGN_IN_CONFIG) private readonly config: SignInConfig,
   ) {
-    this.storage = new RedisThrottlerStorage(redis, config.redisPrefix);
-    this.prefix = config.redisPrefix;
+    this.storage = new RedisThrottlerStorage(redis, redisConfig.prefix);
+    this.prefix = redisConfig.prefix;
   }
 
   /**
@@ -46,7 +48,7 @@ export class SignInThrottle {
       `sign-in:email:${emailHash}`,
       `sign-in:email-ip:${emailHash}:${network}`,
     ];
-    const { maxAttempts, windowSeconds } = this.config.signIn;
+    const { maxAttempts, windowSeconds } = this.config;
     const [byNetwork, byEmail, byNetworkAtEmail] = await Promise.all(
       keys.map((key) => this.storage.increment(key, windowSeconds * 1000, maxAttempts)),
     );

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
 import { ThreadPool, ThreadTimeoutError } from 'src/common/threads/thread-pool.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { INGESTION_CONFIG, type IngestionConfig } from 'src/modules/ingestion/ingestion.config.js';
 import type { ParsedKind } from 'src/modules/ingestion/extraction/extract-file.js';
 import type { DocumentKind } from 'src/modules/documents/file-kinds.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
@@ -45,10 +45,10 @@ export class ExtractionService implements OnApplicationShutdown {
 
   constructor(
     private readonly ocr: OcrService,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(INGESTION_CONFIG) config: IngestionConfig,
     @Inject(LOGGER) logger: Logger,
   ) {
-    const { concurrency, extractionTimeoutSeconds, extractionMemoryMiB } = config.ingestion;
+    const { concurrency, extractionTimeoutSeconds, extractionMemoryMiB } = config;
     this.limits = { timeoutSeconds: extractionTimeoutSeconds, memoryMiB: extractionMemoryMiB };
     this.threads = new ThreadPool(SCRIPT, {
       size: Math.min(concurrency, availableParallelism()),

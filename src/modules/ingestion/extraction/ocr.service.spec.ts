@@ -1,13 +1,12 @@
 import sharp from 'sharp';
 import type { Scheduler } from 'tesseract.js';
-import type { AppConfig } from 'src/config/app-config.js';
 import { OcrService } from 'src/modules/ingestion/extraction/ocr.service.js';
 import { PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
 import { blackPng } from '../../../../test/utils/png.js';
 
 /** The service with the pixel limit given, and a recognizer that answers "recognised" to any image. */
 function ocrService(maxPixels: number): OcrService {
-  const service = new OcrService({ ocr: { workers: 1, maxPixels } } as AppConfig);
+  const service = new OcrService({ workers: 1, maxPixels });
   const scheduler = { addJob: () => Promise.resolve({ data: { text: 'recognised' } }) };
   (service as unknown as { pool: () => Promise<Scheduler> }).pool = () =>
     Promise.resolve(scheduler as unknown as Scheduler);
@@ -57,7 +56,7 @@ describe('OcrService pixel limit', () => {
 describe('OcrService small text', () => {
   /** The service with a recognizer whose layout pass finds lines of the given heights; it keeps what it reads. */
   function withLines(heights: number[], maxPixels = 40_000_000) {
-    const service = new OcrService({ ocr: { workers: 1, maxPixels } } as AppConfig);
+    const service = new OcrService({ workers: 1, maxPixels });
     const read: Buffer[] = [];
     let layoutPasses = 0;
     const lines = heights.map((height) => ({ bbox: { y0: 10, y1: 10 + height } }));

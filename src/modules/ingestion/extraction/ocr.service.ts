@@ -4,7 +4,7 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import sharp from 'sharp';
 import { createScheduler, createWorker, OEM, type Page, PSM, type Scheduler } from 'tesseract.js';
 import type { ExtractedText } from 'src/common/text/extracted-text.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { OCR_CONFIG, type OcrConfig } from 'src/modules/ingestion/extraction/ocr.config.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
 
 /** English traineddata shipped in an npm package: nothing is downloaded at run time. */
@@ -37,7 +37,7 @@ type Layout = Page & {
 export class OcrService implements OnApplicationShutdown {
   private scheduler?: Promise<Scheduler>;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(OCR_CONFIG) private readonly config: OcrConfig) {}
 
   async extract(bytes: Buffer): Promise<ExtractedText> {
     let pixels: number;
@@ -53,8 +53,7 @@ export class OcrService implements OnApplicationShutdown {
     } catch (error) {
       throw IngestionErrors.invalidDocument('image', (error as Error).message);
     }
-    if (pixels > this.config.ocr.maxPixels)
-      throw IngestionErrors.imageTooLarge(pixels, this.config.ocr.maxPixels);
+    if (pixels > this.config.maxPixels) throw IngestionErrors.imageTooLarge(pixels, this.config.maxPixels);
     try {
       const scheduler = await this.pool();
       const image = (await this.smallText(scheduler, bytes, pixels)) ? await enlarged(bytes, width) : bytes;
@@ -74,7 +73,7 @@ export class OcrService implements OnApplicationShutdown {
    * time). An image whose enlarged copy would pass OCR_MAX_PIXELS is read as it is, unmeasured.
    */
   private async smallText(scheduler: Scheduler, bytes: Buffer, pixels: number): Promise<boolean> {
-    if (pixels * UPSCALE ** 2 > this.config.ocr.maxPixels) return false;
+    if (pixels * UPSCALE ** 2 > this.config.maxPixels) return false;
     const { data } = await scheduler.addJob('recognize', bytes, {}, { text: false, layoutBlocks: true });
     const heights = ((data as Layout).layoutBlocks ?? []).flatMap((block) =>
       block.paragraphs.flatMap((paragraph) => paragraph.lines.map(({ bbox }) => bbox.y1 - bbox.y0)),
@@ -85,7 +84,7 @@ export class OcrService implements OnApplicationShutdown {
   private pool(): Promise<Scheduler> {
     this.scheduler ??= (async () => {
       const scheduler = createScheduler();
-      const size = this.config.ocr.workers || availableParallelism();
+      const size = this.config.workers || availableParallelism();
       const workers = await Promise.all(
         Array.from({ length: size }, () =>
           createWorker('eng', OEM.LSTM_ONLY, {

@@ -7,7 +7,8 @@ import {
 } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { EMBEDDINGS_CONFIG, type EmbeddingsConfig } from 'src/modules/embeddings/embeddings.config.js';
+import { RERANK_CONFIG, type RerankConfig } from 'src/modules/search/rerank/rerank.config.js';
 import { downloadModel, hasModel } from 'src/modules/embeddings/model-download.js';
 import { HttpReranker, LocalCrossEncoder, type Reranker } from 'src/modules/search/rerank/reranker.js';
 
@@ -18,14 +19,15 @@ export class RerankService implements OnModuleInit, BeforeApplicationShutdown, O
   private readonly stopping = new AbortController();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RERANK_CONFIG) private readonly config: RerankConfig,
+    @Inject(EMBEDDINGS_CONFIG) private readonly models: EmbeddingsConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const { provider, model, baseUrl, apiKey } = this.config.rerank;
+    const { provider, model, baseUrl, apiKey } = this.config;
     if (provider === 'local') {
-      const { modelsDir, allowDownload, hubUrl } = this.config.embedding;
+      const { modelsDir, allowDownload, hubUrl } = this.models;
       // Before start-up ends: a reranker that was asked for must work.
       if (allowDownload && !hasModel(modelsDir, model)) {
         await downloadModel({ hubUrl, model, modelsDir, logger: this.logger, signal: this.stopping.signal });

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { coreSection } from 'src/config/core.config.js';
+import { readSection } from 'src/config/define.js';
+import { webhooksSection } from 'src/modules/webhooks/webhooks.config.js';
 import type { TransactionRunner, Tx } from 'src/database/transaction.js';
 import type {
   AttemptRecord,
@@ -71,7 +73,8 @@ function setUp(
         return result;
       },
     }),
-    loadConfig(env),
+    readSection(webhooksSection, env),
+    readSection(coreSection, env),
     pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
   );
   return { service, steps, settle, enqueue, enqueueDue, logged };

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { CORE_CONFIG, type CoreConfig } from 'src/config/core.config.js';
+import { WEBHOOKS_CONFIG, type WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import {
@@ -32,12 +33,13 @@ export class DeliveryAttemptService {
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
     private readonly transactions: TransactionRunner,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
+    @Inject(CORE_CONFIG) private readonly core: Pick<CoreConfig, 'nodeEnv'>,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async attempt(job: DeliverJob): Promise<void> {
-    const { timeoutMs, hourlyLimit } = this.config.webhooks;
+    const { timeoutMs, hourlyLimit } = this.config;
     const claimed = await this.deliveries.claim(job.deliveryId, job.attempts, timeoutMs + LEASE_MARGIN_MS);
     if (!claimed) return; // done, not due, not first in line, or its webhook is off: nothing to send
     if (!(await this.deliveries.takeHourlySlot(claimed.webhookId, hourlyLimit))) {
@@ -51,10 +53,10 @@ export class DeliveryAttemptService {
       claimed.url,
       claimed.body,
       deliveryHeaders({ ...claimed, attemptId }, startedAt),
-      { timeoutMs, policy: deliveryPolicy(this.config) },
+      { timeoutMs, policy: deliveryPolicy(this.core, this.config) },
     );
     const outcome = outcomeOf(result);
-    const delays = this.config.webhooks.retryDelaysSeconds;
+    const delays = this.config.retryDelaysSeconds;
     const retry = outcome === 'retry' && claimed.attempt <= delays.length;
     const record = {
       id: attemptId,
@@ -96,7 +98,7 @@ export class DeliveryAttemptService {
     webhookId: string,
   ): Promise<{ ended: number; failed: number } | null> {
     const { ended, failed } = await this.deliveries.recentOutcomes(tx, webhookId);
-    if (ended < this.config.webhooks.disableAfterDeliveries || failed / ended <= DISABLE_ABOVE_FAILURE_RATE)
+    if (ended < this.config.disableAfterDeliveries || failed / ended <= DISABLE_ABOVE_FAILURE_RATE)
       return null;
     const reason = `${failed} of its ${ended} deliveries in the last 24 hours failed`;
     return (await this.deliveries.disable(tx, webhookId, reason)) ? { ended, failed } : null;

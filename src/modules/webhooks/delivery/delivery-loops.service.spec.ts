@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { readSection } from 'src/config/define.js';
+import { webhooksSection } from 'src/modules/webhooks/webhooks.config.js';
 import type { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
 import type { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
@@ -17,7 +18,7 @@ function setUp(dispatchAll: OutboxDispatchService['dispatchAll']) {
     strictMock<OutboxRepository>({}),
     strictMock<DeliveriesRepository>({}),
     strictMock<WebhookQueue>({ enqueueDue }),
-    loadConfig({ WEBHOOK_DISPATCH_INTERVAL_MS: '10', WEBHOOK_SWEEP_SECONDS: '1' }),
+    readSection(webhooksSection, { WEBHOOK_DISPATCH_INTERVAL_MS: '10', WEBHOOK_SWEEP_SECONDS: '1' }),
     pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
   );
   return { loops, logged, enqueueDue };

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { WEBHOOKS_CONFIG, type WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import { DeliveriesRepository } from 'src/modules/webhooks/delivery/deliveries.repository.js';
 import { OutboxDispatchService } from 'src/modules/webhooks/delivery/outbox-dispatch.service.js';
 import { OutboxRepository } from 'src/modules/events/outbox.repository.js';
@@ -35,12 +35,12 @@ export class DeliveryLoopsService implements OnApplicationBootstrap, OnApplicati
     private readonly outbox: OutboxRepository,
     private readonly deliveries: DeliveriesRepository,
     private readonly queue: WebhookQueue,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
-    const { dispatchIntervalMs, sweepSeconds } = this.config.webhooks;
+    const { dispatchIntervalMs, sweepSeconds } = this.config;
     this.every(dispatchIntervalMs, 'dispatch', () => this.dispatcher.dispatchAll(this.stopping.signal));
     this.every(sweepSeconds * 1000, 'sweep', () => this.queue.enqueueDue(SWEEP_BATCH));
     this.every(PURGE_EVERY_MS, 'purge', () => this.purge(), FIRST_PURGE_MS);
@@ -59,7 +59,7 @@ export class DeliveryLoopsService implements OnApplicationBootstrap, OnApplicati
 
   /** Deletes what is past retention: ended deliveries (with their attempts), then dispatched events. */
   private async purge(): Promise<void> {
-    const days = this.config.webhooks.retentionDays;
+    const days = this.config.retentionDays;
     await this.deliveries.purgeEnded(days);
     await this.outbox.purgeDispatched(days);
   }

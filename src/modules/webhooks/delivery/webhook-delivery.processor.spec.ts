@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { jest } from '@jest/globals';
 import type { Job, Queue } from 'bull';
 import { pino } from 'pino';
-import { loadConfig } from 'src/config/app-config.js';
+import { readSection } from 'src/config/define.js';
+import { webhooksSection } from 'src/modules/webhooks/webhooks.config.js';
 import type { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
 import type { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
 import { WebhookDeliveryProcessor } from 'src/modules/webhooks/delivery/webhook-delivery.processor.js';
@@ -27,7 +28,7 @@ function setUp(loops: Partial<DeliveryLoopsService> = {}) {
     queue as unknown as Queue<DeliverJob>,
     strictMock<DeliveryAttemptService>({ attempt }),
     strictMock<DeliveryLoopsService>(loops),
-    loadConfig({ WEBHOOK_CONCURRENCY: '3' }),
+    readSection(webhooksSection, { WEBHOOK_CONCURRENCY: '3' }),
     pino({ level: 'silent' }),
   );
   processor.onApplicationBootstrap();

@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Job, Queue } from 'bull';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { WEBHOOKS_CONFIG, type WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import { DeliveryAttemptService } from 'src/modules/webhooks/delivery/delivery-attempt.service.js';
 import { DeliveryLoopsService } from 'src/modules/webhooks/delivery/delivery-loops.service.js';
 import { DELIVER_JOB, type DeliverJob, WEBHOOK_QUEUE } from 'src/modules/webhooks/delivery/webhook.queue.js';
@@ -18,14 +18,14 @@ export class WebhookDeliveryProcessor implements OnApplicationBootstrap, OnAppli
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<DeliverJob>,
     private readonly attempts: DeliveryAttemptService,
     private readonly loops: DeliveryLoopsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WEBHOOKS_CONFIG) private readonly config: WebhooksConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
     // Not awaited: `process` resolves only when the queue closes.
     this.queue
-      .process(DELIVER_JOB, this.config.webhooks.concurrency, (job: Job<DeliverJob>) =>
+      .process(DELIVER_JOB, this.config.concurrency, (job: Job<DeliverJob>) =>
         this.attempts.attempt(job.data),
       )
       .catch((err: unknown) => this.logger.error({ err }, 'webhooks queue processor stopped'));

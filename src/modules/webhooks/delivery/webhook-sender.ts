@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { AppConfig } from 'src/config/app-config.js';
+import type { CoreConfig } from 'src/config/core.config.js';
+import type { WebhooksConfig } from 'src/modules/webhooks/webhooks.config.js';
 import { type AddressPolicy, checkedAddress } from 'src/modules/webhooks/delivery/safe-address.js';
 import { signDelivery } from 'src/modules/webhooks/delivery/signatures.js';
 
@@ -33,8 +34,11 @@ export function deliveryHeaders(
 }
 
 /** Where deliveries may connect (docs/webhooks.md, SSRF): loopback only outside production. */
-export function deliveryPolicy(config: Pick<AppConfig, 'nodeEnv' | 'webhooks'>): AddressPolicy {
-  return { allowLoopback: config.nodeEnv !== 'production', allowPrivate: config.webhooks.allowPrivate };
+export function deliveryPolicy(
+  core: Pick<CoreConfig, 'nodeEnv'>,
+  webhooks: Pick<WebhooksConfig, 'allowPrivate'>,
+): AddressPolicy {
+  return { allowLoopback: core.nodeEnv !== 'production', allowPrivate: webhooks.allowPrivate };
 }
 
 /** What an attempt's answer means, as the contract's table has it. */

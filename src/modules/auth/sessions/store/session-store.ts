@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { REDIS, type Redis } from 'src/common/redis/redis.module.js';
-import { APP_CONFIG, type AppConfig } from 'src/config/app-config.js';
+import { REDIS_CONFIG, type RedisConfig } from 'src/common/redis/redis.config.js';
+import { SESSIONS_CONFIG, type SessionsConfig } from 'src/modules/auth/sessions/sessions.config.js';
 
 /** What a session remembers: whose it is, and when it ends at the latest. */
 export interface StoredSession {
@@ -45,11 +46,12 @@ export class SessionStore {
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(SESSIONS_CONFIG) config: SessionsConfig,
+    @Inject(REDIS_CONFIG) redisConfig: RedisConfig,
   ) {
-    this.idleMs = config.sessions.idleSeconds * 1000;
-    this.lifetimeMs = config.sessions.lifetimeSeconds * 1000;
-    this.prefix = `${config.redisPrefix}:session:`;
+    this.idleMs = config.idleSeconds * 1000;
+    this.lifetimeMs = config.lifetimeSeconds * 1000;
+    this.prefix = `${redisConfig.prefix}:session:`;
   }
 
   /** Starts a session: always under a new id, so that an id planted before sign-in is worth nothing. */

@@ -1,0 +1,99 @@
+import { join } from 'node:path';
+import { NODE_ENV } from 'src/config/core.config.js';
+import { bool, type ConfigOf, custom, int, oneOf, section, string, url } from 'src/config/define.js';
+import { PROJECT_ROOT } from 'src/config/project-root.js';
+
+/** CI services set `CI` (true, 1, a name); `false`, `0` or `no` says it is not one. */
+const CI = custom('CI', {
+  defaultText: 'unset',
+  description:
+    'set by CI services (any value but `false`, `0` or `no`): local models are then not downloaded unless ' +
+    '`EMBEDDING_ALLOW_DOWNLOAD` says so',
+  parse: (value) => value !== undefined && !/^(false|0|no)$/i.test(value),
+});
+
+export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
+  title: 'Embeddings and chunking',
+  variables: {
+    provider: oneOf('EMBEDDING_PROVIDER', ['auto', 'local', 'openai', 'none'], {
+      default: 'auto',
+      description: '`auto`, `local`, `openai` or `none` (see [docs/ingestion.md](docs/ingestion.md))',
+    }),
+    /** Null picks the provider's default. */
+    model: string('EMBEDDING_MODEL', {
+      defaultText: "provider's default",
+      description: '`Xenova/bge-small-en-v1.5` (local) or `text-embedding-3-small` (openai)',
+    }),
+    /** OpenAI models that support shortening; null keeps the model's own. */
+    dimensions: int('EMBEDDING_DIMENSIONS', {
+      min: 1,
+      max: 16_000,
+      defaultText: "model's own",
+      description: 'output dimensions for OpenAI models that can shorten them',
+    }),
+    modelsDir: string('MODELS_DIR', {
+      default: join(PROJECT_ROOT, '.cache', 'models'),
+      defaultText: '`.cache/models`',
+      description: 'local models, in the layout `<dir>/<owner>/<name>/onnx/model_quantized.onnx`',
+    }),
+    /** Fetch a missing local model from the hub (see model-download.ts). */
+    allowDownload: bool('EMBEDDING_ALLOW_DOWNLOAD', {
+      // A first start gets the model as Chroma's and fastembed's do; tests and CI never reach the hub
+      // unless they ask (a test pointing MODEL_HUB_URL at a fake hub).
+      default: (reading) => reading.get(NODE_ENV) !== 'test' && !reading.get(CI),
+      defaultText: '`true`, except with `NODE_ENV=test` or `CI` set',
+      description:
+        'fetch a local model (embedding or reranking) missing from `MODELS_DIR` from the hub, checked (see ' +
+        'First start)',
+    }),
+    ci: CI,
+    /** Laid out as Hugging Face's: `<hub>/<model>/resolve/<revision>/<file>`. */
+    hubUrl: url('MODEL_HUB_URL', {
+      protocols: ['http:', 'https:'],
+      default: 'https://huggingface.co',
+      description:
+        'the model hub, or a mirror with its layout (`<hub>/<model>/resolve/main/<file>`) that declares each ' +
+        "file's hash in its `ETag` / `X-Linked-Etag`",
+    }),
+    openaiApiKey: string('OPENAI_API_KEY', {
+      description:
+        'OpenAI or any OpenAI-compatible embeddings server: its API key (needed with `EMBEDDING_PROVIDER=openai`)',
+    }),
+    openaiBaseUrl: url('OPENAI_BASE_URL', {
+      protocols: ['http:', 'https:'],
+      description: 'OpenAI or any OpenAI-compatible embeddings server: its base URL',
+    }),
+    batchSize: int('EMBEDDING_BATCH_SIZE', {
+      default: 16,
+      min: 1,
+      max: 2048,
+      description:
+        'passages per model call; full batches of 16 chunks of 512 tokens take a process with a 12-layer ' +
+        'model to 1.6 GB (docs/benchmarks.md)',
+    }),
+    chunkTokens: int('CHUNK_TOKENS', {
+      default: 512,
+      min: 16,
+      max: 8192,
+      description:
+        "chunk size, in the model's tokens (at most the model's window less two); with " +
+        '`CHUNK_OVERLAP_TOKENS`, the defaults keep keyword quality at that of whole documents (docs/search.md)',
+    }),
+    chunkOverlapTokens: int('CHUNK_OVERLAP_TOKENS', {
+      default: 32,
+      min: 0,
+      max: 1024,
+      description: "overlap of consecutive chunks, in the model's tokens",
+    }),
+  },
+  derive: ({ ci: _ci, hubUrl, ...values }) => ({ ...values, hubUrl: hubUrl.replace(/\/+$/, '') }),
+  check: (config, reading) => {
+    if (config.provider === 'openai' && !config.openaiApiKey) {
+      reading.problem('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
+    }
+  },
+});
+
+export const EMBEDDINGS_CONFIG = embeddingsSection.token;
+export type EmbeddingsConfig = ConfigOf<typeof embeddingsSection>;
+export type EmbeddingProviderName = EmbeddingsConfig['provider'];
