@@ -62,8 +62,8 @@ export class FusionChoiceRepository {
 
   /**
    * Datasets due a choice (or `datasetId` alone, when due): vectors of one model, at least `minChunks`
-   * chunks, and no choice made at that model, or one made when the index was smaller or larger than
-   * now by more than `changeShare` of its size then.
+   * chunks, no document processing, and no choice made at that model, or one made when the index was
+   * smaller or larger than now by more than `changeShare` of its size then.
    */
   async due(minChunks: number, changeShare: number, datasetId?: string): Promise<FusionDue[]> {
     return this.db.query<FusionDue[]>(
@@ -74,8 +74,10 @@ export class FusionChoiceRepository {
          LEFT JOIN dataset_fusion f ON f.dataset_seq = i.dataset_seq
         WHERE i.chunk_count >= $1 AND i.embedding_model IS NOT NULL AND NOT i.reembedding
           AND ($3::text IS NULL OR i.dataset_id = $3)
+          -- A dataset being loaded is judged once it is quiet, not at every step of its growth.
+          AND NOT EXISTS (SELECT FROM documents p WHERE p.status = 'processing' AND p.dataset_id = i.dataset_id)
           AND (f.dataset_seq IS NULL OR f.embedding_model <> i.embedding_model
-               OR abs(i.chunk_count - f.chunk_count) > $2 * f.chunk_count)
+               OR abs(i.chunk_count - f.chunk_count) > $2::float8 * f.chunk_count)
         ORDER BY i.dataset_seq`,
       [minChunks, changeShare, datasetId ?? null],
     );

@@ -6,6 +6,7 @@ import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { listEnvelope } from 'src/common/pagination/pagination.js';
 import { Auth, CurrentAccount, CurrentPrincipal, PublicReadable } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import {
   CreateDatasetDto,
@@ -35,7 +36,7 @@ export class DatasetsController {
     @CurrentAccount() caller: AccountPrincipal,
     @Body() body: CreateDatasetDto,
   ): Promise<DatasetResponseDto> {
-    return toDatasetResponse(await this.datasets.create(caller, body));
+    return this.shown(await this.datasets.create(caller, body));
   }
 
   @Get()
@@ -48,7 +49,9 @@ export class DatasetsController {
     @Query() query: ListDatasetsQueryDto,
   ): Promise<DatasetListResponseDto> {
     const page = await this.datasets.list(caller, query);
-    return listEnvelope('datasets', { items: page.items.map(toDatasetResponse), total: page.total }, query);
+    const fusion = await this.datasets.fusionOf(page.items);
+    const items = page.items.map((dataset) => toDatasetResponse(dataset, fusion.get(dataset.id) ?? null));
+    return listEnvelope('datasets', { items, total: page.total }, query);
   }
 
   @Get(':dataset_id')
@@ -64,7 +67,7 @@ export class DatasetsController {
     @CurrentPrincipal() caller: Principal,
     @Param('dataset_id') datasetId: string,
   ): Promise<DatasetResponseDto> {
-    return toDatasetResponse(await this.datasets.get(caller, datasetId));
+    return this.shown(await this.datasets.get(caller, datasetId));
   }
 
   @Patch(':dataset_id')
@@ -85,7 +88,13 @@ export class DatasetsController {
     @Param('dataset_id') datasetId: string,
     @Body() body: UpdateDatasetDto,
   ): Promise<DatasetResponseDto> {
-    return toDatasetResponse(await this.datasets.update(caller, datasetId, body));
+    return this.shown(await this.datasets.update(caller, datasetId, body));
+  }
+
+  /** The dataset as responses show it, with its fusion weights. */
+  private async shown(dataset: DatasetEntity): Promise<DatasetResponseDto> {
+    const fusion = await this.datasets.fusionOf([dataset]);
+    return toDatasetResponse(dataset, fusion.get(dataset.id) ?? null);
   }
 
   @Delete(':dataset_id')

@@ -9,6 +9,7 @@ import type { EventOutbox } from 'src/modules/events/domain-events.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 import type { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import type { FusionChoiceRepository } from 'src/modules/chunk-index/fusion-choice.repository.js';
 import type { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import { pino } from 'pino';
 
@@ -28,6 +29,7 @@ const noChunkIndex = strictMock<ChunkIndexRepository>({});
 const noVectorIndexes = strictMock<DatasetVectorIndexRepository>({});
 /** The index state a new dataset gets, made in its transaction. */
 const indexState = strictMock<IndexStateRepository>({ create: () => Promise.resolve() });
+const noFusionChoices = strictMock<FusionChoiceRepository>({});
 const silent = pino({ level: 'silent' });
 const recorded: [string, unknown][] = [];
 const outbox = strictMock<EventOutbox>({
@@ -80,6 +82,7 @@ describe('DatasetsService', () => {
         outbox,
         noVectorIndexes,
         indexState,
+        noFusionChoices,
         silent,
       ).create(caller, {
         name: 'One more',
@@ -104,6 +107,7 @@ describe('DatasetsService', () => {
       outbox,
       noVectorIndexes,
       indexState,
+      noFusionChoices,
       silent,
     ).create(caller, {
       name: 'Docs',
@@ -138,6 +142,7 @@ describe('DatasetsService', () => {
       outbox,
       noVectorIndexes,
       indexState,
+      noFusionChoices,
       silent,
     );
     expect((await rejection(service.get(caller, 'doc_AbCdEfGhIjKlMnOpQrStUv'))).code).toBe(
@@ -155,6 +160,7 @@ describe('DatasetsService', () => {
       outbox,
       noVectorIndexes,
       indexState,
+      noFusionChoices,
       silent,
     );
 
@@ -181,6 +187,7 @@ describe('DatasetsService', () => {
       outbox,
       noVectorIndexes,
       indexState,
+      noFusionChoices,
       silent,
     );
     const extra = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`b${i}`, i]));

@@ -11,6 +11,10 @@ import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import {
+  type FusionChoice,
+  FusionChoiceRepository,
+} from 'src/modules/chunk-index/fusion-choice.repository.js';
 import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { type DatasetChanges, DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
@@ -30,8 +34,20 @@ export class DatasetsService {
     private readonly events: EventOutbox,
     private readonly vectorIndexes: DatasetVectorIndexRepository,
     private readonly indexState: IndexStateRepository,
+    private readonly fusionChoices: FusionChoiceRepository,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /** The fusion weights chosen for each of `datasets` (none for a dataset not judged yet), by id. */
+  async fusionOf(datasets: DatasetEntity[]): Promise<Map<string, FusionChoice>> {
+    const choices = await this.fusionChoices.ofDatasets(datasets.map((dataset) => dataset.seq));
+    const byId = new Map<string, FusionChoice>();
+    for (const dataset of datasets) {
+      const choice = choices.get(dataset.seq);
+      if (choice) byId.set(dataset.id, choice);
+    }
+    return byId;
+  }
 
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
     // A grant for chosen datasets does not reach datasets created after it.

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger.js';
+import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import {
   type FusionChoice,
@@ -26,16 +27,12 @@ import type { LegHit } from 'src/modules/search/search.types.js';
 export const TUNING = {
   /** Chunks drawn for pseudo-queries: the cost of a choice, and its evidence. */
   pseudoQueries: 200,
-  /** Below this many chunks a dataset keeps equal weights: too few pseudo-queries to judge by. */
-  minChunks: 50,
   /** A dataset is judged again once its chunk count has moved by this share since its last choice. */
   changeShare: 0.2,
   /** The semantic weights tried: 0 (keyword alone) to 1 (semantic alone) by tenths. */
   semanticWeights: Array.from({ length: 11 }, (_, i) => i / 10),
   /** A larger semantic weight is chosen only for a gain above this on the pseudo-queries. */
   tolerance: 0.005,
-  /** How often a worker looks for datasets due a choice. */
-  intervalMs: 30_000,
   /** Each leg's candidates per pseudo-query, as a hybrid search of 12 results or fewer ranks. */
   candidates: 50,
 } as const;
@@ -45,7 +42,7 @@ export const TUNING = {
  * dataset): known-item pseudo-queries drawn from its chunks, each leg and each weight judged on how
  * high the fusion ranks the chunk a query came from (nDCG@10 with that one chunk relevant), the
  * smallest semantic weight within `tolerance` of the best kept. In the worker, one dataset at a time:
- * at start and every `intervalMs`, each dataset due a choice (`FusionChoiceRepository.due`).
+ * at start and every `FUSION_TUNING_INTERVAL_SECONDS`, each dataset due a choice (`FusionChoiceRepository.due`).
  */
 @Injectable()
 export class FusionTuningService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -61,12 +58,13 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
     private readonly reads: SearchReads,
     private readonly queryVectors: QueryVectors,
     private readonly embedding: EmbeddingService,
+    @Inject(SEARCH_CONFIG) private readonly config: SearchConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   onApplicationBootstrap(): void {
     void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), TUNING.intervalMs);
+    this.timer = setInterval(() => void this.sweep(), this.config.fusionTuningIntervalSeconds * 1000);
     this.timer.unref();
   }
 
@@ -86,7 +84,11 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
     try {
       const provider = this.embedding.current();
       if (!provider) return;
-      for (const due of await this.choices.due(TUNING.minChunks, TUNING.changeShare, datasetId)) {
+      for (const due of await this.choices.due(
+        this.config.fusionTuningMinChunks,
+        TUNING.changeShare,
+        datasetId,
+      )) {
         // Vectors of another model than the service's cannot be searched: judged once re-embedded.
         if (this.stopping || due.embeddingModel !== provider.model) continue;
         const started = performance.now();
@@ -120,7 +122,7 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
       const query = pseudoQuery(chunk.content, Number(chunk.seq));
       return query ? [{ query, target: chunk.seq }] : [];
     });
-    if (items.length < TUNING.minChunks / 2) return null;
+    if (items.length < this.config.fusionTuningMinChunks / 2) return null;
     const index = await this.indexState.of(read, due.datasetId);
     const dataset = { id: due.datasetId, seq: due.datasetSeq, language: due.language };
     const vectors = this.queryVectors.all(

@@ -76,6 +76,13 @@ export const SEMANTIC_CALIBRATIONS: Readonly<Record<string, Calibration>> = {
     [0.7, 0.9],
     [1, 1],
   ],
+  // Measured by bench:relevance on SciFact train and the off-topic queries (docs/search.md, The score).
+  'minishlab/potion-base-2M': [
+    [0.4, 0],
+    [0.665, 0.5],
+    [0.85, 0.9],
+    [1, 1],
+  ],
 };
 
 /** For a model without points of its own. */

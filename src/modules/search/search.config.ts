@@ -106,6 +106,21 @@ export const searchSection = section('SEARCH_CONFIG', {
         'database connections of an API process for searches, beside the main pool (`DATABASE_POOL_SIZE`); ' +
         'a search that cannot get one before its deadline is answered 504 `query_timeout`',
     }),
+    fusionTuningIntervalSeconds: int('FUSION_TUNING_INTERVAL_SECONDS', {
+      default: 30,
+      min: 1,
+      max: 86_400,
+      description:
+        'how often a worker looks for datasets whose fusion weights are due to be chosen from their own documents ' +
+        '(docs/search.md, Weights chosen per dataset)',
+    }),
+    fusionTuningMinChunks: int('FUSION_TUNING_MIN_CHUNKS', {
+      default: 50,
+      min: 10,
+      max: 10_000_000,
+      description:
+        'chunks a dataset needs before its fusion weights are chosen; smaller ones keep equal weights',
+    }),
   },
 });
 

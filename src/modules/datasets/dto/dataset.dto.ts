@@ -6,6 +6,7 @@ import { CodePointLength, IsVisibleLabel } from 'src/common/validation/json-valu
 import { IsMetadata } from 'src/common/validation/metadata.js';
 import { AsSent } from 'src/common/validation/validation.pipe.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
+import type { FusionChoice } from 'src/modules/chunk-index/fusion-choice.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 
 /**
@@ -156,6 +157,67 @@ export class ListDatasetsQueryDto extends PageQueryDto {
   sort: DatasetSort = '-created_at';
 }
 
+export class FusionWeightsShownDto {
+  @ApiProperty({ minimum: 0, maximum: 1, example: 0.7 })
+  keyword!: number;
+
+  @ApiProperty({ minimum: 0, maximum: 1, example: 0.3 })
+  semantic!: number;
+}
+
+export class FusionEvidenceDto {
+  @ApiProperty({ description: 'The model whose vectors were judged', example: 'minishlab/potion-base-2M' })
+  embedding_model!: string;
+
+  @ApiProperty({ type: 'integer', description: "The dataset's chunks when judged", example: 5665 })
+  chunk_count!: number;
+
+  @ApiProperty({ description: 'nDCG@10 of the keyword leg alone on the pseudo-queries', example: 0.81 })
+  keyword_ndcg_at_10!: number;
+
+  @ApiProperty({ description: 'nDCG@10 of the semantic leg alone', example: 0.42 })
+  semantic_ndcg_at_10!: number;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'nDCG@10 of hybrid search at each semantic weight tried (keyword weight 1 − it)',
+    example: { '0.0': 0.81, '0.1': 0.83, '0.2': 0.83, '0.5': 0.78, '1.0': 0.42 },
+  })
+  hybrid_ndcg_at_10!: Record<string, number>;
+}
+
+export class DatasetFusionDto {
+  @ApiProperty({
+    type: FusionWeightsShownDto,
+    description: 'What hybrid searches weigh each leg by, unless a request says',
+  })
+  weights!: FusionWeightsShownDto;
+
+  @ApiProperty({
+    enum: ['dataset', 'default'],
+    description:
+      "`dataset`: chosen by the service from the dataset's own documents; `default`: equal weights, until the " +
+      'dataset holds enough chunks to judge (docs/search.md, Weights chosen per dataset)',
+    example: 'dataset',
+  })
+  source!: 'dataset' | 'default';
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T08:30:00.000Z' })
+  chosen_at!: string | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Known-item queries drawn from the dataset that the choice was judged on',
+    example: 200,
+  })
+  pseudo_queries!: number | null;
+
+  @ApiProperty({ type: FusionEvidenceDto, nullable: true, description: 'What each leg and weight scored' })
+  evidence!: FusionEvidenceDto | null;
+}
+
 export class DatasetResponseDto {
   @ApiProperty({ example: 'ds_4Jq0Zt6mYwQ1bR8sVx3nLp' })
   id!: string;
@@ -181,12 +243,19 @@ export class DatasetResponseDto {
   @ApiProperty({ format: 'date-time', example: '2026-11-22T08:30:00.000Z' })
   updated_at!: string;
 
+  @ApiPropertyOptional({
+    type: DatasetFusionDto,
+    description:
+      "Extension: the weights of the dataset's hybrid searches, and on what evidence they were chosen",
+  })
+  fusion?: DatasetFusionDto;
+
   @ApiProperty(METADATA_DOC)
   metadata!: Record<string, unknown>;
 }
 
 /** A dataset as the API shows it, over REST and MCP alike. */
-export function toDatasetResponse(dataset: DatasetEntity): DatasetResponseDto {
+export function toDatasetResponse(dataset: DatasetEntity, fusion?: FusionChoice | null): DatasetResponseDto {
   return {
     id: dataset.id,
     name: dataset.name,
@@ -197,6 +266,32 @@ export function toDatasetResponse(dataset: DatasetEntity): DatasetResponseDto {
     created_at: dataset.createdAt.toISOString(),
     updated_at: dataset.updatedAt.toISOString(),
     metadata: dataset.metadata,
+    ...(fusion !== undefined && { fusion: toFusionResponse(fusion) }),
+  };
+}
+
+function toFusionResponse(choice: FusionChoice | null): DatasetFusionDto {
+  if (!choice) {
+    return {
+      weights: { keyword: 0.5, semantic: 0.5 },
+      source: 'default',
+      chosen_at: null,
+      pseudo_queries: null,
+      evidence: null,
+    };
+  }
+  return {
+    weights: { keyword: choice.keywordWeight, semantic: choice.semanticWeight },
+    source: 'dataset',
+    chosen_at: choice.chosenAt.toISOString(),
+    pseudo_queries: choice.pseudoQueries,
+    evidence: {
+      embedding_model: choice.embeddingModel,
+      chunk_count: choice.chunkCount,
+      keyword_ndcg_at_10: choice.evidence.keyword,
+      semantic_ndcg_at_10: choice.evidence.semantic,
+      hybrid_ndcg_at_10: choice.evidence.hybrid,
+    },
   };
 }
 
