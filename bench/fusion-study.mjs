@@ -1,6 +1,6 @@
-// The fusion study of `bench:relevance`: each leg's own ranking of a query (keyword and semantic
-// modes, with `explain`), fused here by each candidate fusion at weights from 0 to 1, and judged; and
-// the weights known-item pseudo-queries drawn from the corpus would choose for each fusion.
+// The offline part of `bench:relevance`'s fusion study: each leg's own ranking of a query (keyword
+// and semantic modes, with `explain`), fused here by each candidate fusion at weights from 0 to 1, and
+// judged: the fusions the service could use, side by side (docs/search.md, Fusion and the score).
 const WEIGHTS = Array.from({ length: 11 }, (_, i) => i / 10);
 const RRF_K = 60;
 
@@ -22,22 +22,31 @@ export const FUSIONS = {
   rrf: (k, s, w) => (k ? (1 - w) / (RRF_K + k.rank) : 0) + (s ? w / (RRF_K + s.rank) : 0),
   convex_relevance: (k, s, w) => (1 - w) * (k?.relevance ?? 0) + w * (s?.relevance ?? 0),
   convex_min_max: (k, s, w) => (1 - w) * (k?.normalised ?? 0) + w * (s?.normalised ?? 0),
+  // The service's: each score over the leg's best, a chunk the leg did not rank at the leg's lowest.
+  convex_share_of_best: (k, s, w, floors) =>
+    (1 - w) * (k?.share ?? floors.keyword) + w * (s?.share ?? floors.semantic),
 };
 
 /** The documents in the order `fusion` ranks the chunks of both legs at weight `w`. */
 export function fusedDocuments(lists, fusion, w) {
   const places = new Map();
+  const floors = {};
   for (const leg of ['keyword', 'semantic']) {
     const scores = lists[leg].map((hit) => hit.score);
     const [low, high] = [Math.min(...scores), Math.max(...scores)];
+    floors[leg] = high > 0 ? low / high : 0;
     for (const hit of lists[leg]) {
       const entry = places.get(hit.chunk) ?? { doc: hit.doc };
-      entry[leg] = { ...hit, normalised: high > low ? (hit.score - low) / (high - low) : 1 };
+      entry[leg] = {
+        ...hit,
+        normalised: high > low ? (hit.score - low) / (high - low) : 1,
+        share: hit.score / high,
+      };
       places.set(hit.chunk, entry);
     }
   }
   const ranked = [...places.values()]
-    .map((entry) => ({ doc: entry.doc, value: FUSIONS[fusion](entry.keyword, entry.semantic, w) }))
+    .map((entry) => ({ doc: entry.doc, value: FUSIONS[fusion](entry.keyword, entry.semantic, w, floors) }))
     .sort((a, b) => b.value - a.value);
   return [...new Set(ranked.map((entry) => entry.doc))];
 }
@@ -51,7 +60,10 @@ export function sweep(judged, metric) {
   for (const fusion of Object.keys(FUSIONS)) {
     table[fusion] = {};
     for (const w of WEIGHTS) {
-      const total = judged.reduce((sum, [lists, relevant]) => sum + metric(fusedDocuments(lists, fusion, w), relevant), 0);
+      const total = judged.reduce(
+        (sum, [lists, relevant]) => sum + metric(fusedDocuments(lists, fusion, w), relevant),
+        0,
+      );
       table[fusion][w.toFixed(1)] = Math.round((total / judged.length) * 10000) / 10000;
     }
   }
@@ -64,44 +76,4 @@ export function bestWeight(row) {
     .map(([w, figure]) => [Number(w), figure])
     .sort((a, b) => a[0] - b[0])
     .reduce((best, entry) => (entry[1] > best[1] ? entry : best), [0, -1]);
-}
-
-const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
-
-/** A deterministic pseudo-random sequence (mulberry32), so that every run draws the same queries. */
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Known-item pseudo-queries from `count` documents of the corpus, each pointing at the document it
- * came from, by each way of drawing them: the title; a sentence of the text; that sentence with half
- * its words left out, in their order.
- */
-export function pseudoQueries(corpus, count = 300) {
-  const next = random(45);
-  const picked = corpus.filter(() => next() < count / corpus.length).slice(0, count);
-  const kinds = { title: [], sentence: [], half_sentence: [] };
-  for (const doc of picked) {
-    const sentences = [...sentenceSegmenter.segment(doc.text)]
-      .map((s) => s.segment.trim())
-      .filter((s) => s.split(/\s+/).length >= 8);
-    kinds.title.push([doc.title, doc._id]);
-    if (sentences.length === 0) continue;
-    const sentence = sentences[Math.floor(next() * sentences.length)];
-    kinds.sentence.push([sentence, doc._id]);
-    kinds.half_sentence.push([
-      sentence
-        .split(/\s+/)
-        .filter(() => next() < 0.5)
-        .join(' '),
-      doc._id,
-    ]);
-  }
-  return kinds;
 }

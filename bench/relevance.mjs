@@ -19,9 +19,18 @@ import { pino } from 'pino';
 import { AppModule } from '../dist/app.module.js';
 import { loadConfiguration } from '../dist/configuration.js';
 import { SearchService } from '../dist/modules/search/search.service.js';
-import { bestWeight, legLists, pseudoQueries, sweep } from './fusion-study.mjs';
+import { bestWeight, legLists, sweep } from './fusion-study.mjs';
 import { startLexicalEmbedder } from './lexical-embedder.mjs';
-import { apiKey, createDatabase, pool, poster, scifact, startEmbeddingServer, startServer, writeResult } from './lib.mjs';
+import {
+  apiKey,
+  createDatabase,
+  pool,
+  poster,
+  scifact,
+  startEmbeddingServer,
+  startServer,
+  writeResult,
+} from './lib.mjs';
 import { exhaustiveStaticCosine } from './static-reference.mjs';
 
 const FIXTURES = process.env.BENCH_FIXTURES ?? '../shared/fixtures';
@@ -58,7 +67,12 @@ const DENSE = {
     EMBEDDING_MODEL: LEXICAL,
     SEMANTIC_CALIBRATION: JSON.stringify({ [LEXICAL]: LEXICAL_CALIBRATION }),
   },
-  random: { EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: noise.baseUrl, EMBEDDING_MODEL: RANDOM },
+  random: {
+    EMBEDDING_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: noise.baseUrl,
+    EMBEDDING_MODEL: RANDOM,
+  },
 };
 const dense = (process.env.BENCH_DENSE ?? Object.keys(DENSE).join(',')).split(',');
 const result = {
@@ -72,8 +86,16 @@ const result = {
 try {
   if (dense.includes('potion')) {
     const started = performance.now();
-    result.potion_exhaustive_cosine = await exhaustiveStaticCosine(join(MODELS, POTION), texts, corpus, queries, qrels);
-    console.log(`potion-base-2M, exhaustive cosine outside the service: ${JSON.stringify(result.potion_exhaustive_cosine)} (${Math.round(performance.now() - started)} ms)`);
+    result.potion_exhaustive_cosine = await exhaustiveStaticCosine(
+      join(MODELS, POTION),
+      texts,
+      corpus,
+      queries,
+      qrels,
+    );
+    console.log(
+      `potion-base-2M, exhaustive cosine outside the service: ${JSON.stringify(result.potion_exhaustive_cosine)} (${Math.round(performance.now() - started)} ms)`,
+    );
   }
   for (const name of dense) result.runs[name] = await run(DENSE[name], MODES);
   // The comparison the chunking defaults are held to is the keyword leg's: vectors would only slow it.
@@ -101,13 +123,21 @@ for (const [name, runResult] of Object.entries(result.runs)) {
       );
     }
   }
+  if (runResult.fusion) {
+    const { weights, pseudo_queries, evidence, seconds_after_ingestion } = runResult.fusion;
+    console.log(
+      `  chosen weights ${JSON.stringify(weights)} on ${pseudo_queries} pseudo-queries, ${seconds_after_ingestion} s ` +
+        `after ingestion; pseudo-query nDCG@10 ${JSON.stringify(evidence.hybrid_ndcg_at_10)}`,
+    );
+  }
   if (runResult.study) {
-    console.log('  fusion study, nDCG@10 by semantic weight:');
-    for (const [fusion, row] of Object.entries(runResult.study.judged)) {
-      console.log(`    ${fusion.padEnd(17)} ${Object.values(row).join(' ')}`);
-    }
-    for (const [kind, chosen] of Object.entries(runResult.study.pseudo)) {
-      console.log(`    pseudo-queries by ${kind}: ${JSON.stringify(chosen)}`);
+    const { chosen_ndcg_at_10, best_fixed, fixed_ndcg_at_10, offline } = runResult.study;
+    console.log(
+      `  hybrid nDCG@10 (pages of 10): chosen ${chosen_ndcg_at_10}, best fixed ${JSON.stringify(best_fixed)}`,
+    );
+    console.log(`    by semantic weight: ${Object.values(fixed_ndcg_at_10).join(' ')}`);
+    for (const [fusion, row] of Object.entries(offline)) {
+      console.log(`    offline ${fusion.padEnd(17)} ${Object.values(row).join(' ')}`);
     }
   }
 }
@@ -131,7 +161,12 @@ function randomVector(text) {
 async function run(settings, modes) {
   const database = await createDatabase();
   const env = { DATABASE_URL: database.url, REDIS_PREFIX: `bench_rel_${process.pid}`, ...settings };
-  const server = await startServer({ ...env, INGEST_CONCURRENCY: '8', RATE_LIMIT_API_KEY: '10000000' });
+  const server = await startServer({
+    ...env,
+    INGEST_CONCURRENCY: '8',
+    RATE_LIMIT_API_KEY: '10000000',
+    FUSION_TUNING_INTERVAL_SECONDS: '1',
+  });
   const key = apiKey(database.url);
   const headers = { Authorization: `Bearer ${key.api_key}`, 'Content-Type': 'application/json' };
   const post = poster(server.url, headers);
@@ -155,6 +190,11 @@ async function run(settings, modes) {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     const ingestSeconds = Math.round((performance.now() - ingestStarted) / 100) / 10;
+    // The weights the service chooses for the dataset once it is quiet (FUSION_TUNING_INTERVAL_SECONDS=1).
+    const fusion =
+      settings.EMBEDDING_PROVIDER === 'none'
+        ? undefined
+        : await chosenFusion(server.url, dataset.id, headers);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const chunks = Number((await client.query('SELECT chunk_count FROM dataset_index')).rows[0].chunk_count);
@@ -177,8 +217,8 @@ async function run(settings, modes) {
       scopes: ['search'],
       datasetIds: null,
     };
-    const ask = async (query, mode, limit) => {
-      const options = { limit, mode, rerank: false, explain: true };
+    const ask = async (query, mode, limit, weights) => {
+      const options = { limit, mode, rerank: false, explain: true, weights };
       return search.search(await search.prepare(caller, dataset.id, options, [query]), query, options);
     };
     ask.run = JSON.stringify(settings.EMBEDDING_MODEL ?? 'none');
@@ -186,38 +226,70 @@ async function run(settings, modes) {
     for (const mode of modes) measured[mode] = await measure(ask, mode);
     const study = modes.includes('hybrid') ? await fusionStudy(ask) : undefined;
     await app.close();
-    return { settings: { ...settings, OPENAI_BASE_URL: undefined }, chunks, ingest_seconds: ingestSeconds, modes: measured, study };
+    return {
+      settings: { ...settings, OPENAI_BASE_URL: undefined },
+      chunks,
+      ingest_seconds: ingestSeconds,
+      fusion,
+      modes: measured,
+      study,
+    };
   } finally {
     await server.stop().catch(() => undefined);
     await database.drop();
   }
 }
 
-/** The legs' rankings fused at fixed weights on the judged queries, and the weights pseudo-queries pick. */
+/** The dataset's fusion as the service chose it, and how long after the last document it was chosen. */
+async function chosenFusion(url, datasetId, headers) {
+  const quiet = performance.now();
+  for (;;) {
+    const dataset = await (await fetch(`${url}/v1/datasets/${datasetId}`, { headers })).json();
+    if (dataset.fusion.source === 'dataset') {
+      return {
+        ...dataset.fusion,
+        seconds_after_ingestion: Math.round((performance.now() - quiet) / 100) / 10,
+      };
+    }
+    if (performance.now() - quiet > 600_000) throw new Error('no fusion weights chosen within 10 minutes');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * Hybrid nDCG@10 (pages of 10, as a client asks) at the dataset's chosen weights and at each fixed
+ * semantic weight, through the service; and, from the legs' own rankings, the fusions the service
+ * does not use, for reference (bench/fusion-study.mjs).
+ */
 async function fusionStudy(ask) {
+  const at = async (weights) => {
+    let total = 0;
+    for (const [queryId, relevant] of qrels) {
+      const ranking = [
+        ...new Set(
+          (await ask(queries.get(queryId), 'hybrid', 10, weights)).map((hit) => hit.metadata.source_id),
+        ),
+      ];
+      total += ndcg(ranking, relevant);
+    }
+    return round(total / qrels.size);
+  };
+  const fixed = {};
+  for (let i = 0; i <= 10; i++)
+    fixed[(i / 10).toFixed(1)] = await at({ keyword: 1 - i / 10, semantic: i / 10 });
+  const [bestWeightFixed, bestFixed] = bestWeight(fixed);
   const judged = [];
   for (const [queryId, relevant] of qrels) judged.push([await legLists(ask, queries.get(queryId)), relevant]);
   if (process.env.BENCH_RELEVANCE_LISTS) {
     const lists = judged.map(([legs, relevant]) => ({ legs, relevant: Object.fromEntries(relevant) }));
     appendFileSync(process.env.BENCH_RELEVANCE_LISTS, `${JSON.stringify({ run: ask.run, lists })}\n`);
   }
-  const study = { judged: sweep(judged, (ranking, relevant) => ndcg(ranking.slice(0, 10), relevant)), pseudo: {} };
-  for (const [kind, pairs] of Object.entries(pseudoQueries(corpus))) {
-    const items = [];
-    for (const [query, doc] of pairs) items.push([await legLists(ask, query, 100), new Map([[doc, 1]])]);
-    if (process.env.BENCH_RELEVANCE_LISTS) {
-      const lists = items.map(([legs, relevant]) => ({ legs, relevant: Object.fromEntries(relevant) }));
-      appendFileSync(process.env.BENCH_RELEVANCE_LISTS, `${JSON.stringify({ run: ask.run, pseudo: kind, lists })}\n`);
-    }
-    const table = sweep(items, (ranking, relevant) => ndcg(ranking.slice(0, 10), relevant));
-    study.pseudo[kind] = Object.fromEntries(
-      Object.entries(table).map(([fusion, row]) => {
-        const [w, figure] = bestWeight(row);
-        return [fusion, { weight: w, pseudo_ndcg: figure, judged_ndcg: study.judged[fusion][w] }];
-      }),
-    );
-  }
-  return study;
+  return {
+    chosen_ndcg_at_10: await at(undefined),
+    fixed_ndcg_at_10: fixed,
+    best_fixed: { semantic_weight: bestWeightFixed, ndcg_at_10: bestFixed },
+    offline: sweep(judged, (ranking, relevant) => ndcg(ranking.slice(0, 10), relevant)),
+  };
 }
 
 async function measure(ask, mode) {

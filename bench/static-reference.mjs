@@ -13,7 +13,9 @@ function encoder(dir) {
   if (embeddings.dtype !== 'F32') throw new Error(`the reference reads F32 tables, not ${embeddings.dtype}`);
   const [rows, dims] = embeddings.shape;
   const start = 8 + headerLength + embeddings.data_offsets[0];
-  const table = new Float32Array(file.buffer.slice(file.byteOffset + start, file.byteOffset + start + rows * dims * 4));
+  const table = new Float32Array(
+    file.buffer.slice(file.byteOffset + start, file.byteOffset + start + rows * dims * 4),
+  );
   const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
   const tokenizer = new Tokenizer(json, {});
   const unk = json.model.unk_token === undefined ? -1 : json.model.vocab[json.model.unk_token];
@@ -42,7 +44,9 @@ export async function exhaustiveStaticCosine(dir, texts, corpus, queries, qrels)
       return [dot, corpus[i]._id];
     });
     const ranking = scored.sort((a, b) => b[0] - a[0]).map(([, id]) => id);
-    const gain = ranking.slice(0, 10).reduce((sum, id, i) => sum + (relevant.get(id) ?? 0) / Math.log2(i + 2), 0);
+    const gain = ranking
+      .slice(0, 10)
+      .reduce((sum, id, i) => sum + (relevant.get(id) ?? 0) / Math.log2(i + 2), 0);
     const ideal = [...relevant.values()]
       .sort((a, b) => b - a)
       .slice(0, 10)

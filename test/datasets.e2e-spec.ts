@@ -34,6 +34,14 @@ describe('Datasets API', () => {
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: response.body.created_at,
         metadata: { team: 'docs' },
+        // Extension: equal weights until the service has judged the dataset's own documents.
+        fusion: {
+          weights: { keyword: 0.5, semantic: 0.5 },
+          source: 'default',
+          chosen_at: null,
+          pseudo_queries: null,
+          evidence: null,
+        },
       });
     });
 

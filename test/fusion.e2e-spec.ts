@@ -114,6 +114,9 @@ describe('Fusion weights', () => {
     );
     // Leaning on the semantic leg brings its first forward; on the keyword leg, the keyword one's.
     expect(contents(proportional)[0]).toBe(docs.semanticOnly);
+    // Two equal weights, 0 and 0 among them, are equal shares.
+    const none = (await search({ weights: { keyword: 0, semantic: 0 } }).expect(200)).body.results as Result[];
+    expect(none[0].fusion_weights).toEqual({ keyword: 0.5, semantic: 0.5 });
     const keywordLeaning = (await search({ weights: { keyword: 0.9 } }).expect(200)).body.results as Result[];
     expect(contents(keywordLeaning)[0]).toBe(docs.keywordOnly);
   });
@@ -122,7 +125,6 @@ describe('Fusion weights', () => {
     [{ keyword: 2 }, 'weights.keyword', 'must be a number from 0 to 1'],
     [{ semantic: -0.1 }, 'weights.semantic', 'must be a number from 0 to 1'],
     [{ keyword: '0.5' }, 'weights.keyword', 'must be a number from 0 to 1'],
-    [{ keyword: 0, semantic: 0 }, 'weights', 'must give one leg a weight above 0'],
     [{ bm25: 1 }, 'weights.bm25', 'is not a known field'],
     ['0.5', 'weights', 'must be an object such as {"keyword": 0.7, "semantic": 0.3}'],
     [null, 'weights', 'must be an object such as {"keyword": 0.7, "semantic": 0.3}'],

@@ -228,18 +228,19 @@ describe('The score, with controlled vectors', () => {
   });
 
   it('gives a hybrid result ranked above a stronger one that stronger score, and never a rising score', async () => {
-    const results = await search({});
-    // `related` is second in both legs, so the fusion ranks it first, above `keyword` (first in the
-    // keyword leg, last in the vector leg) and `close` (first in the vector leg alone), both stronger.
-    expect(results.map((r) => r.content)).toEqual([docs.related, docs.keyword, docs.close, docs.distant]);
+    const results = await search({ weights: { keyword: 0.8, semantic: 0.2 } });
+    // Leaning on the keyword leg, its first comes first, above `close`, which the keyword leg did not
+    // find but which is the stronger by its own evidence (cosine 0.8, against a keyword-stuffed page).
+    expect(results.map((r) => r.content)).toEqual([docs.keyword, docs.close, docs.related, docs.distant]);
     const own = (r: Result) => Math.max(r.keyword_relevance ?? 0, r.semantic_relevance ?? 0);
-    expect(results[0]).toMatchObject({ score_basis: 'result_below', semantic_relevance: 0.5 });
+    expect(results[0]).toMatchObject({ score_basis: 'result_below' });
     expect(own(results[0])).toBeLessThan(results[0].score);
     expect(results[0].score).toBe(Math.max(...results.slice(1).map(own)));
+    expect(results[1]).toMatchObject({ score_basis: 'semantic', score: results[1].semantic_relevance });
     const scores = results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     // With min_score, what is kept is the list's prefix.
-    const kept = await search({ min_score: results[2].score });
+    const kept = await search({ weights: { keyword: 0.8, semantic: 0.2 }, min_score: results[2].score });
     expect(kept.map((r) => r.content)).toEqual(
       results.filter((r) => r.score >= results[2].score).map((r) => r.content),
     );

@@ -71,7 +71,8 @@ export class SearchController {
     operationId: 'searchDataset',
     summary: 'Hybrid search in one dataset',
     description:
-      'Vector similarity and BM25, ordered by reciprocal rank fusion (k = 60). `score` says how well a result answers ' +
+      "Vector similarity and BM25, ordered by the legs' scores (each over its best) weighted by `weights`, else by " +
+      "the dataset's own weights (`fusion` on the dataset). `score` says how well a result answers " +
       'the query, the same scale for every query: 0.9-1.0 excellent, 0.7-0.9 good, 0.5-0.7 moderate, below 0.5 weak; ' +
       '`min_score` leaves out weaker results. Each result names its source for citing: the document, its title and ' +
       'file name, and the place of the chunk (index, character offsets, page). Public datasets can be searched ' +

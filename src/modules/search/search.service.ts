@@ -165,7 +165,6 @@ export class SearchService {
     { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline?: AbortSignal } = {},
   ): Promise<PreparedSearch> {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
-    if (options.weights) requestedWeights(options.weights);
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
     const vectors = this.queryVectors.all(options.mode === 'keyword' ? [] : queries, early, deadline);
     // Read beside the dataset's lookup, which decides whether the caller sees it at all.
@@ -344,14 +343,11 @@ export class SearchService {
 
 /**
  * The request's weights as two shares that sum to 1: one weight left out is 1 minus the other, and
- * two are taken in proportion; 400 when neither leg would count.
+ * two are taken in proportion, so that 0 and 0, like any two equal weights, are equal shares.
  */
 export function requestedWeights(requested: { keyword?: number; semantic?: number }): FusionWeights {
   const keyword = requested.keyword ?? 1 - (requested.semantic ?? 0.5);
   const semantic = requested.semantic ?? 1 - keyword;
   const sum = keyword + semantic;
-  if (!(sum > 0)) {
-    throw CommonErrors.validation([{ field: 'weights', issue: 'must give one leg a weight above 0' }]);
-  }
-  return { keyword: keyword / sum, semantic: semantic / sum };
+  return sum > 0 ? { keyword: keyword / sum, semantic: semantic / sum } : EQUAL_WEIGHTS;
 }
