@@ -115,7 +115,8 @@ describe('Fusion weights', () => {
     // Leaning on the semantic leg brings its first forward; on the keyword leg, the keyword one's.
     expect(contents(proportional)[0]).toBe(docs.semanticOnly);
     // Two equal weights, 0 and 0 among them, are equal shares.
-    const none = (await search({ weights: { keyword: 0, semantic: 0 } }).expect(200)).body.results as Result[];
+    const none = (await search({ weights: { keyword: 0, semantic: 0 } }).expect(200)).body
+      .results as Result[];
     expect(none[0].fusion_weights).toEqual({ keyword: 0.5, semantic: 0.5 });
     const keywordLeaning = (await search({ weights: { keyword: 0.9 } }).expect(200)).body.results as Result[];
     expect(contents(keywordLeaning)[0]).toBe(docs.keywordOnly);
