@@ -16,8 +16,8 @@
 import os from 'node:os';
 import { setImmediate } from 'node:timers/promises';
 import pg from 'pg';
-import { parseFilters } from '../dist/modules/search/filters.js';
-import { SearchRepository } from '../dist/modules/search/search.repository.js';
+import { documentCondition, parseFilters } from '../dist/modules/search/filters.js';
+import { ChunkReadsRepository } from '../dist/modules/chunk-index/chunk-reads.repository.js';
 import { scansExactly } from '../dist/modules/search/vector-leg.js';
 import { perturbed, randomDirection, tfidfProjection } from './projected-vectors.mjs';
 import {
@@ -465,7 +465,7 @@ async function indexTrial(datasets, sizes, target) {
 
 /**
  * The vector leg's cost model (`scansExactly`) against the two ways it chooses between, timed on the
- * leg's own statement (`SearchRepository.nearest`) with the search sessions' settings: for each case
+ * leg's own statement (`ChunkReadsRepository.nearest`) with the search sessions' settings: for each case
  * (a dataset, under a filter or not, and the chunks of the HNSW index it walks), the median of
  * `COST_MODEL_QUERIES` exact scans and walks, alternated; what a row of the scan costs; the walk in
  * rows of the scan per candidate, which the model takes as `WALK_ROWS_PER_CANDIDATE`; and whether the
@@ -479,7 +479,7 @@ async function costModel(db, cases) {
       `SET jit = off; SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = ${K}; SET hnsw.max_scan_tuples = 200000`,
     );
     const read = async (text, values) => (await client.query(text, values)).rows;
-    const repository = new SearchRepository(null);
+    const repository = new ChunkReadsRepository();
     const out = [];
     for (const c of cases) {
       const [{ seq }] = await read('SELECT seq FROM datasets WHERE id = $1', [c.dataset.id]);
@@ -496,7 +496,7 @@ async function costModel(db, cases) {
           vector: queryVector(text),
           candidates: K,
           shown: 5,
-          filter: c.part ? parseFilters({ part: c.part }) : null,
+          condition: c.part ? documentCondition(parseFilters({ part: c.part })) : null,
         };
         for (const exact of i % 2 ? [true, false] : [false, true]) {
           const started = performance.now();

@@ -22,7 +22,9 @@ export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
     /** Null picks the provider's default. */
     model: string('EMBEDDING_MODEL', {
       defaultText: "provider's default",
-      description: '`Xenova/bge-small-en-v1.5` (local) or `text-embedding-3-small` (openai)',
+      description:
+        '`Xenova/bge-small-en-v1.5` (local) or `text-embedding-3-small` (openai); with `local`, a static Model2Vec ' +
+        'model too, such as `minishlab/potion-base-8M` (a table lookup per token: docs/ingestion.md)',
     }),
     /** OpenAI models that support shortening; null keeps the model's own. */
     dimensions: int('EMBEDDING_DIMENSIONS', {
