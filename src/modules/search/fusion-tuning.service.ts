@@ -20,7 +20,7 @@ import { fuse } from 'src/modules/search/fusion.js';
 import { pseudoQuery } from 'src/modules/search/pseudo-queries.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
-import { SearchService } from 'src/modules/search/search.service.js';
+import { MIN_CANDIDATES, SearchService } from 'src/modules/search/search.service.js';
 import type { LegHit } from 'src/modules/search/search.types.js';
 
 /** The tuning's constants (docs/search.md, Weights chosen per dataset, says why each is what it is). */
@@ -33,8 +33,6 @@ export const TUNING = {
   semanticWeights: Array.from({ length: 11 }, (_, i) => i / 10),
   /** A larger semantic weight is chosen only for a gain above this on the pseudo-queries. */
   tolerance: 0.005,
-  /** Each leg's candidates per pseudo-query, as a hybrid search of 12 results or fewer ranks. */
-  candidates: 50,
 } as const;
 
 /**
@@ -138,7 +136,8 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
         { dataset, index },
         query,
         { semantic: true, keyword: true },
-        { filter, candidates: TUNING.candidates, shown: 0, vector: vectors.get(query) },
+        // Each leg's candidates as a hybrid search of 12 results or fewer ranks them.
+        { filter, candidates: MIN_CANDIDATES, shown: 0, vector: vectors.get(query) },
       );
       for (const w of TUNING.semanticWeights) {
         figures.set(w, figures.get(w)! + knownItemGain(legs, { keyword: 1 - w, semantic: w }, target));

@@ -34,7 +34,7 @@ import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
-const MIN_CANDIDATES = 50;
+export const MIN_CANDIDATES = 50;
 
 export interface SearchOptions {
   limit: number;
