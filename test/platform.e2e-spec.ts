@@ -434,6 +434,7 @@ describe('Boot', () => {
     'DatasetVectorIndex1732000000014',
     'VectorDimsStatistics1732000000015',
     'DatasetIndex1732000000016',
+    'DatasetFusion1732000000017',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -15,6 +15,7 @@ import type { IndexState, IndexStateRepository } from 'src/modules/chunk-index/i
 import type { SearchReads } from 'src/modules/search/search-reads.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
+import { SearchLegs } from 'src/modules/search/search-legs.js';
 import { type SearchOptions, SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -38,15 +39,20 @@ function setUp(idle: boolean | undefined) {
     vectorIndexDimensions: null,
     fusion: null,
   };
+  const queryVectors = new QueryVectors(strictMock<EmbeddingService>({ current: () => provider }));
   const search = new SearchService(
-    strictMock<KeywordLeg>({}),
-    strictMock<VectorLeg>({}),
+    new SearchLegs(
+      strictMock<KeywordLeg>({}),
+      strictMock<VectorLeg>({}),
+      queryVectors,
+      strictMock<SearchConfig>({}),
+    ),
     strictMock<ChunkReadsRepository>({}),
     strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
     strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset) }),
     strictMock<EmbeddingService>({ current: () => provider }),
-    new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
+    queryVectors,
     strictMock<RerankService>({ current: () => null }),
     strictMock<SearchConfig>({}),
     strictMock<RerankConfig>({}),

@@ -20,7 +20,7 @@ import { fuse } from 'src/modules/search/fusion.js';
 import { pseudoQuery } from 'src/modules/search/pseudo-queries.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
-import { MIN_CANDIDATES, SearchService } from 'src/modules/search/search.service.js';
+import { MIN_CANDIDATES, SearchLegs } from 'src/modules/search/search-legs.js';
 import type { LegHit } from 'src/modules/search/search.types.js';
 
 /** The tuning's constants (docs/search.md, Weights chosen per dataset, says why each is what it is). */
@@ -49,7 +49,7 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
   private stopping = false;
 
   constructor(
-    private readonly search: SearchService,
+    private readonly legs: SearchLegs,
     private readonly choices: FusionChoiceRepository,
     private readonly indexState: IndexStateRepository,
     private readonly chunkReads: ChunkReadsRepository,
@@ -132,7 +132,7 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
     const figures = new Map<number, number>(TUNING.semanticWeights.map((w) => [w, 0]));
     for (const { query, target } of items) {
       if (this.stopping) return null;
-      const legs = await this.search.rankLegs(
+      const legs = await this.legs.rank(
         { dataset, index },
         query,
         { semantic: true, keyword: true },

@@ -14,6 +14,7 @@ import type { SearchReads } from 'src/modules/search/search-reads.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
+import { SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
@@ -56,17 +57,23 @@ function setUp({
     vectorIndexDimensions: null,
     fusion: null,
   };
+  const config = strictMock<SearchConfig>({ timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 });
+  const queryVectors = new QueryVectors(strictMock<EmbeddingService>({ current: () => provider }));
   const search = new SearchService(
-    strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
-    strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
+    new SearchLegs(
+      strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
+      strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
+      queryVectors,
+      config,
+    ),
     strictMock<ChunkReadsRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
     strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
     strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
     strictMock<EmbeddingService>({ current: () => provider }),
-    new QueryVectors(strictMock<EmbeddingService>({ current: () => provider })),
+    queryVectors,
     strictMock<RerankService>({ current: () => reranker }),
-    strictMock<SearchConfig>({ timeoutMs: 1_000, batchConcurrency: 2, bm25K1: 1.2, bm25B: 0.6 }),
+    config,
     { candidates: 20 },
   );
   return { search, embedQuery, embedQueries };

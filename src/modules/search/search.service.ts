@@ -25,16 +25,13 @@ import type {
 import { documentCondition, type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
+import { MIN_CANDIDATES } from 'src/modules/search/search-legs.js';
 import { EQUAL_WEIGHTS, fuse, type FusionWeights, withRows } from 'src/modules/search/fusion.js';
-import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
-import type { EarlyVector, LegHit, LegRequest } from 'src/modules/search/search.types.js';
+import type { EarlyVector } from 'src/modules/search/search.types.js';
+import { SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
-import { VectorLeg } from 'src/modules/search/vector-leg.js';
-
-/** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
-export const MIN_CANDIDATES = 50;
 
 export interface SearchOptions {
   limit: number;
@@ -64,8 +61,7 @@ export interface PreparedSearch {
 @Injectable()
 export class SearchService {
   constructor(
-    private readonly keywordLeg: KeywordLeg,
-    private readonly vectorLeg: VectorLeg,
+    private readonly legs: SearchLegs,
     private readonly chunkReads: ChunkReadsRepository,
     private readonly indexState: IndexStateRepository,
     private readonly reads: SearchReads,
@@ -231,7 +227,7 @@ export class SearchService {
     const shown = reranker ? Math.max(options.limit, this.rerank.candidates) : options.limit;
 
     const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
-    const { semantic, keyword } = await this.rankLegs(
+    const { semantic, keyword } = await this.legs.rank(
       { dataset, index },
       query,
       {
@@ -278,44 +274,6 @@ export class SearchService {
     const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
     const top = await withRows(kept, options.limit, read);
     return top.map((entry) => toResult(entry, { explain: options.explain, fusion }));
-  }
-
-  /**
-   * Each leg's candidates for `query` in the dataset, best first, for the legs asked for (`run`): the
-   * vector leg ranks at least `MIN_CANDIDATES`, so that its HNSW search keeps its recall.
-   */
-  async rankLegs(
-    { dataset, index }: { dataset: Pick<DatasetEntity, 'id' | 'seq' | 'language'>; index: IndexState },
-    query: string,
-    run: { semantic: boolean; keyword: boolean },
-    request: LegRequest & { vector?: Promise<number[]> },
-  ): Promise<{ semantic?: LegHit[]; keyword?: LegHit[] }> {
-    const { vector, ...leg } = request;
-    const [semantic, keyword] = await Promise.all([
-      run.semantic
-        ? this.vectorLeg.rank(
-            {
-              id: dataset.id,
-              seq: dataset.seq,
-              chunks: index.chunkCount,
-              dimensions: index.embeddingDimensions!,
-              model: index.embeddingModel!,
-              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
-            },
-            vector ?? this.queryVectors.one(query, leg.deadline),
-            { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
-          )
-        : undefined,
-      run.keyword
-        ? this.keywordLeg.rank(
-            { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
-            query,
-            { k1: this.config.bm25K1, b: this.config.bm25B },
-            leg,
-          )
-        : undefined,
-    ]);
-    return { semantic, keyword };
   }
 
   /** The weights of a hybrid search: the request's, else the dataset's own, else equal ones. */

@@ -247,6 +247,14 @@ export class DatasetResponseDto {
     type: DatasetFusionDto,
     description:
       "Extension: the weights of the dataset's hybrid searches, and on what evidence they were chosen",
+    // A new dataset's, as createDataset answers: the evidence's fields have examples of their own.
+    example: {
+      weights: { keyword: 0.5, semantic: 0.5 },
+      source: 'default',
+      chosen_at: null,
+      pseudo_queries: null,
+      evidence: null,
+    },
   })
   fusion?: DatasetFusionDto;
 
