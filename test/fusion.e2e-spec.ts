@@ -229,10 +229,16 @@ describe('Fusion weights chosen per dataset', () => {
       fusion_weights: chosen.weights,
       fusion_weights_source: 'dataset',
     });
-    // The list shows the same choice.
+    // An update's answer shows the same choice; a list leaves it out.
+    const patched = await t.http
+      .patch(`/v1/datasets/${datasetId}`)
+      .set(bearer(key))
+      .send({ description: 'judged' })
+      .expect(200);
+    expect(patched.body.fusion).toEqual(chosen);
     const list = await t.http.get('/v1/datasets').set(bearer(key)).expect(200);
-    const listed = (list.body.datasets as { id: string; fusion: unknown }[]).find((d) => d.id === datasetId);
-    expect(listed!.fusion).toEqual(chosen);
+    const listed = (list.body.datasets as { id: string }[]).find((d) => d.id === datasetId);
+    expect(listed).not.toHaveProperty('fusion');
 
     // Grown by more than a fifth, the dataset is judged again.
     await ingest(t, key, datasetId, abstracts(60, 20));

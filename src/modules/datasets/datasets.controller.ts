@@ -36,7 +36,7 @@ export class DatasetsController {
     @CurrentAccount() caller: AccountPrincipal,
     @Body() body: CreateDatasetDto,
   ): Promise<DatasetResponseDto> {
-    return this.shown(await this.datasets.create(caller, body));
+    return toDatasetResponse(await this.datasets.create(caller, body));
   }
 
   @Get()
@@ -49,9 +49,11 @@ export class DatasetsController {
     @Query() query: ListDatasetsQueryDto,
   ): Promise<DatasetListResponseDto> {
     const page = await this.datasets.list(caller, query);
-    const fusion = await this.datasets.fusionOf(page.items);
-    const items = page.items.map((dataset) => toDatasetResponse(dataset, fusion.get(dataset.id) ?? null));
-    return listEnvelope('datasets', { items, total: page.total }, query);
+    return listEnvelope(
+      'datasets',
+      { items: page.items.map((d) => toDatasetResponse(d)), total: page.total },
+      query,
+    );
   }
 
   @Get(':dataset_id')
@@ -91,7 +93,7 @@ export class DatasetsController {
     return this.shown(await this.datasets.update(caller, datasetId, body));
   }
 
-  /** The dataset as responses show it, with its fusion weights. */
+  /** The dataset as a single dataset's answers show it: with its fusion weights (a list leaves them out). */
   private async shown(dataset: DatasetEntity): Promise<DatasetResponseDto> {
     const fusion = await this.datasets.fusionOf([dataset]);
     return toDatasetResponse(dataset, fusion.get(dataset.id) ?? null);

@@ -246,8 +246,9 @@ export class DatasetResponseDto {
   @ApiPropertyOptional({
     type: DatasetFusionDto,
     description:
-      "Extension: the weights of the dataset's hybrid searches, and on what evidence they were chosen",
-    // A new dataset's, as createDataset answers: the evidence's fields have examples of their own.
+      "Extension, on getDataset and updateDataset: the weights of the dataset's hybrid searches, and on what " +
+      'evidence they were chosen',
+    // A dataset not judged yet: the evidence's fields have examples of their own.
     example: {
       weights: { keyword: 0.5, semantic: 0.5 },
       source: 'default',

@@ -29,8 +29,10 @@ export const listDatasetsTool = defineTool({
       };
     }
     const page = await services.datasets.list(accountOf(context.caller), input);
-    const fusion = await services.datasets.fusionOf(page.items);
-    const items = page.items.map((dataset) => toDatasetResponse(dataset, fusion.get(dataset.id) ?? null));
-    return listEnvelope('datasets', { items, total: page.total }, input);
+    return listEnvelope(
+      'datasets',
+      { items: page.items.map((dataset) => toDatasetResponse(dataset)), total: page.total },
+      input,
+    );
   },
 });
