@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createDataset, ingest } from './utils/documents.js';
-import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI, unitVector } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 
 interface Result {
@@ -25,11 +25,6 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
   }
 }
 
-const unit = (x: number[]) => {
-  const n = Math.hypot(...x);
-  return x.map((y) => y / n);
-};
-
 describe('Fusion weights', () => {
   let openai: FakeOpenAI;
   let t: TestApp;
@@ -45,11 +40,11 @@ describe('Fusion weights', () => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAI(4);
-    openai.vectors.set(QUERY, unit([1, 0, 0, 0]));
-    openai.vectors.set(docs.semanticOnly, unit([1, 0.05, 0, 0]));
-    openai.vectors.set(docs.relevant, unit([1, 0.3, 0, 0]));
-    openai.vectors.set(docs.filler, unit([0.5, 1, 0, 0]));
-    openai.vectors.set(docs.keywordOnly, unit([0, 0, 1, 0]));
+    openai.vectors.set(QUERY, unitVector([1, 0, 0, 0]));
+    openai.vectors.set(docs.semanticOnly, unitVector([1, 0.05, 0, 0]));
+    openai.vectors.set(docs.relevant, unitVector([1, 0.3, 0, 0]));
+    openai.vectors.set(docs.filler, unitVector([0.5, 1, 0, 0]));
+    openai.vectors.set(docs.keywordOnly, unitVector([0, 0, 1, 0]));
     t = await startTestApp(openAiEnv(openai));
     key = await t.createApiKey();
     datasetId = await createDataset(t.http, key);

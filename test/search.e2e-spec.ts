@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { addDocument, createDataset, ingest, waitForDocument } from './utils/documents.js';
-import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI, unitVector } from './utils/fake-openai.js';
 import { lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
 import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
@@ -1133,10 +1133,7 @@ describe('Hybrid search with controlled vectors', () => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAI(4);
-    const v = (x: number[]) => {
-      const n = Math.hypot(...x);
-      return x.map((y) => y / n);
-    };
+    const v = unitVector;
     openai.vectors.set(QUERY, v([1, 0, 0, 0]));
     openai.vectors.set(docs.semanticOnly, v([1, 0.05, 0, 0])); // semantic rank 1
     openai.vectors.set(docs.relevant, v([1, 0.3, 0, 0])); // semantic rank 2

@@ -20,6 +20,12 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
+/** `x` scaled to length 1: a vector chosen for a text, as a model's are. */
+export function unitVector(x: number[]): number[] {
+  const norm = Math.hypot(...x);
+  return x.map((y) => y / norm);
+}
+
 /** A pseudo-random unit vector derived from the text, so the same text always embeds the same. */
 export function hashVector(text: string, dimensions: number): number[] {
   const values: number[] = [];

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { Read } from 'src/database/read.js';
 
 /** How each leg and each weight did on a dataset's pseudo-queries: nDCG@10 (docs/search.md). */
 export interface FusionEvidence {
@@ -41,14 +40,6 @@ const COLUMNS = `keyword_weight AS "keywordWeight", semantic_weight AS "semantic
 @Injectable()
 export class FusionChoiceRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /** The dataset's choice, through `read` (a search's connection), or null when none has been made. */
-  async of(read: Read, datasetSeq: string): Promise<FusionChoice | null> {
-    const [row] = await read<FusionChoice>(`SELECT ${COLUMNS} FROM dataset_fusion WHERE dataset_seq = $1`, [
-      datasetSeq,
-    ]);
-    return row ?? null;
-  }
 
   /** The choices of the datasets `seqs`, by seq. */
   async ofDatasets(seqs: string[]): Promise<Map<string, FusionChoice>> {
