@@ -88,8 +88,11 @@ describe('Fusion weights', () => {
   it("follows the request's weights, taken in proportion, one left out being 1 minus the other", async () => {
     const keyword = contents((await search({ mode: 'keyword' }).expect(200)).body.results as Result[]);
     const semantic = contents((await search({ mode: 'semantic' }).expect(200)).body.results as Result[]);
+    const embedded = openai.requests.length;
     const keywordOnly = (await search({ weights: { keyword: 1, semantic: 0 } }).expect(200)).body
       .results as Result[];
+    // Nor is the query embedded for it.
+    expect(openai.requests.length).toBe(embedded);
     expect(contents(keywordOnly)).toEqual(keyword);
     expect(keywordOnly[0]).toMatchObject({
       fusion_weights: { keyword: 1, semantic: 0 },

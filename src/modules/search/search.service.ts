@@ -162,7 +162,13 @@ export class SearchService {
   ): Promise<PreparedSearch> {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
-    const vectors = this.queryVectors.all(options.mode === 'keyword' ? [] : queries, early, deadline);
+    // No vector leg runs in keyword mode, nor in a hybrid search that gives it no weight.
+    const keywordOnly =
+      options.mode === 'keyword' ||
+      (options.mode === 'hybrid' &&
+        options.weights !== undefined &&
+        requestedWeights(options.weights).semantic === 0);
+    const vectors = this.queryVectors.all(keywordOnly ? [] : queries, early, deadline);
     // Read beside the dataset's lookup, which decides whether the caller sees it at all.
     const state = this.indexState.of(this.reads.statements(deadline), datasetId);
     state.catch(() => undefined); // awaited below, unless the caller does not see the dataset
