@@ -17,6 +17,7 @@ import { HealthModule } from 'src/modules/health/health.module.js';
 import { IngestionModule } from 'src/modules/ingestion/ingestion.module.js';
 import { McpModule } from 'src/modules/mcp/mcp.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
+import { ReembeddingModule } from 'src/modules/embeddings/reembedding.module.js';
 import { FusionTuningModule } from 'src/modules/search/fusion-tuning.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
 import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         DatasetsModule,
         DocumentsModule,
         SearchModule,
+        ReembeddingModule,
         McpModule,
         WebhooksModule,
       ],

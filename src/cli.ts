@@ -143,7 +143,13 @@ async function run(argv: string[]): Promise<void> {
   try {
     if (group === 'datasets') {
       if (command !== 'reembed' || !argument) throw new UsageError('datasets reembed needs <dataset-id>');
-      print(await context.get(ReembedService).reembed(argument));
+      // Progress for whoever watches a terminal; a script reads the one JSON line at the end.
+      const progress = process.stderr.isTTY
+        ? (done: number) => process.stderr.write(`\rre-embedded ${done} chunks`)
+        : undefined;
+      const result = await context.get(ReembedService).reembed(argument, progress);
+      if (progress) process.stderr.write('\n');
+      print(result);
       return;
     }
     if (group === 'oauth-clients') {

@@ -3,6 +3,7 @@ import type { API_ERROR_CODES } from 'src/common/errors/error-codes.js';
 import { SessionErrors } from 'src/modules/auth/sessions/sessions.errors.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
+import { ReembedErrors } from 'src/modules/embeddings/reembed.errors.js';
 import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
 import { DeliveryErrors, WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
@@ -66,6 +67,7 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   dataset_name_conflict: DatasetErrors.nameConflict('Product handbook'),
   document_processing: DocumentErrors.stillProcessing(DOCUMENT_ID),
   idempotency_key_in_progress: CommonErrors.idempotencyKeyInProgress(),
+  reembed_in_progress: ReembedErrors.inProgress(DATASET_ID),
   payload_too_large: CommonErrors.payloadTooLarge(1_048_576),
   file_too_large: DocumentErrors.fileTooLarge(),
   content_too_large: DocumentErrors.contentTooLarge(1_200_000),

@@ -51,6 +51,7 @@ export const API_ERROR_CODES = [
   'dataset_name_conflict',
   'document_processing',
   'idempotency_key_in_progress',
+  'reembed_in_progress',
   // 413, 415, 422
   'payload_too_large',
   'file_too_large',
@@ -87,8 +88,8 @@ export const COMMAND_LINE_ERROR_CODES = [
   'invalid_password',
   'invalid_role',
   'email_taken',
-  'reembed_in_progress',
   'reembed_lock_lost',
+  'reembed_cancelled',
 ] as const;
 
 export type ErrorCode = (typeof API_ERROR_CODES)[number] | (typeof COMMAND_LINE_ERROR_CODES)[number];

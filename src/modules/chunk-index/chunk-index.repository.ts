@@ -54,7 +54,8 @@ const INSERT_BATCH_VECTOR_VALUES = 400_000;
  * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
  * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
  * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
- * then the text each chunk's lexemes are taken from (`lexemeSources`), null where it is the content.
+ * then the text each chunk's lexemes are taken from (`lexemeSources`), null where it is the content,
+ * then whether the vectors are of the dataset's next generation (`next_embedding`) rather than its own.
  */
 const INSERT_CHUNKS = `WITH input AS (
      SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],
@@ -64,10 +65,10 @@ const INSERT_CHUNKS = `WITH input AS (
      SELECT input.*, to_tsvector($11::regconfig, coalesce(input.source, input.content)) AS lexemes FROM input
    ), inserted AS (
      INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
-                         length, embedding)
+                         length, embedding, next_embedding)
      SELECT a.id, $1, $2, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
             coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
-            a.embedding::vector
+            CASE WHEN NOT $13 THEN a.embedding::vector END, CASE WHEN $13 THEN a.embedding::vector END
        FROM analysed a
      RETURNING seq, id, length
    ), postings AS (
@@ -110,10 +111,12 @@ export class ChunkIndexRepository {
   /**
    * Writes a document's chunks, their vectors (when given, one per chunk, of `embeddings.model`) and
    * postings in place of those of an earlier run, and adjusts the dataset's statistics by the
-   * difference. A dataset keeps the vectors of one model: the vectors are written when they are of the
-   * dataset's model, or when it has none yet (the model becomes its own); otherwise, or while the
-   * dataset is being re-embedded (which embeds them at its end), the chunks are indexed keyword-only.
-   * Returns the model of the vectors written, or null. The caller holds the dataset's chunk lock.
+   * difference. A dataset searches the vectors of one model: the vectors are written when they are of
+   * the dataset's model, or when it has none yet and none is being built (the model becomes its own);
+   * when they are of the generation being built beside them (a re-embedding), they are written there,
+   * and the chunks join the vector leg at the switch; otherwise the chunks are indexed keyword-only
+   * (a re-embedding embeds them). Returns the model of the vectors written, or null. The caller holds
+   * the dataset's chunk lock.
    */
   async replaceDocumentChunks(
     tx: Tx,
@@ -121,24 +124,25 @@ export class ChunkIndexRepository {
     chunks: IndexedChunk[],
     embeddings: (VectorModel & { vectors: number[][] }) | null,
   ): Promise<string | null> {
-    const [state] = await tx.query<
-      Pick<IndexState, 'embeddingModel' | 'embeddingDimensions' | 'reembedding'>[]
-    >(
-      `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions", reembedding
+    const [state] = await tx.query<VectorState[]>(
+      `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions",
+              next_embedding_model AS "nextEmbeddingModel", next_embedding_dimensions AS "nextEmbeddingDimensions"
          FROM dataset_index WHERE dataset_id = $1`,
       [target.datasetId],
     );
-    const accepted = embeddings !== null && state !== undefined && acceptsVectors(state, embeddings);
+    const generation = embeddings && state ? generationOf(state, embeddings) : null;
     const previous = await this.deleteDocumentChunks(tx, target.documentId);
-    const length = await this.insertChunks(tx, target, chunks, accepted ? embeddings.vectors : null);
-    if (accepted && state.embeddingModel === null) {
+    const vectors =
+      embeddings && generation ? { values: embeddings.vectors, next: generation === 'next' } : null;
+    const length = await this.insertChunks(tx, target, chunks, vectors);
+    if (embeddings && generation === 'current' && state.embeddingModel === null) {
       await tx.query(
         `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1`,
         [target.datasetId, embeddings.name, embeddings.dimensions],
       );
     }
     await this.adjustTotals(tx, target.datasetId, chunks.length - previous.chunks, length - previous.length);
-    return accepted ? embeddings.name : null;
+    return embeddings && generation ? embeddings.name : null;
   }
 
   /**
@@ -216,9 +220,9 @@ export class ChunkIndexRepository {
     tx: Tx,
     { documentId, datasetSeq, language }: IndexTarget,
     chunks: IndexedChunk[],
-    vectors: number[][] | null,
+    vectors: { values: number[][]; next: boolean } | null,
   ): Promise<number> {
-    const dimensions = vectors?.[0]?.length ?? 0;
+    const dimensions = vectors?.values[0]?.length ?? 0;
     const batch = dimensions
       ? Math.max(1, Math.min(INSERT_BATCH, Math.floor(INSERT_BATCH_VECTOR_VALUES / dimensions)))
       : INSERT_BATCH;
@@ -236,9 +240,10 @@ export class ChunkIndexRepository {
         part.map((c) => c.page ?? null),
         part.map((c) => c.charStart),
         part.map((c) => c.charEnd),
-        part.map((_, i) => (vectors ? (toSql(vectors[first + i]) as string) : null)),
+        part.map((_, i) => (vectors ? (toSql(vectors.values[first + i]) as string) : null)),
         language,
         sources,
+        vectors?.next ?? false,
       ]);
       total += result.total;
     }
@@ -246,14 +251,27 @@ export class ChunkIndexRepository {
   }
 }
 
-/** Whether a dataset in `state` takes vectors of `model` (`replaceDocumentChunks`). */
-function acceptsVectors(
-  state: Pick<IndexState, 'embeddingModel' | 'embeddingDimensions' | 'reembedding'>,
-  model: VectorModel,
-): boolean {
-  if (state.reembedding) return false;
-  if (state.embeddingModel === null) return true;
-  return state.embeddingModel === model.name && state.embeddingDimensions === model.dimensions;
+type VectorState = Pick<
+  IndexState,
+  'embeddingModel' | 'embeddingDimensions' | 'nextEmbeddingModel' | 'nextEmbeddingDimensions'
+>;
+
+/**
+ * Which of a dataset's generations, in `state`, takes vectors of `model` (`replaceDocumentChunks`):
+ * the searched one (`current`), the one being built (`next`), or neither (null).
+ */
+function generationOf(state: VectorState, model: VectorModel): 'current' | 'next' | null {
+  const building = state.nextEmbeddingModel !== null;
+  if (
+    building &&
+    state.nextEmbeddingModel === model.name &&
+    state.nextEmbeddingDimensions === model.dimensions
+  )
+    return 'next';
+  if (state.embeddingModel === null) return building ? null : 'current';
+  return state.embeddingModel === model.name && state.embeddingDimensions === model.dimensions
+    ? 'current'
+    : null;
 }
 
 /**

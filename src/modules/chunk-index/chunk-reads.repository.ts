@@ -167,7 +167,8 @@ export class ChunkReadsRepository {
       ? 'c.embedding <=> $2::vector'
       : `(c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})`;
     // The model is checked in the statement's own snapshot, once (it does not depend on the row): a
-    // re-embedding begun since the dataset was looked up would mix two models' vectors.
+    // re-embedding's switch since the dataset was looked up would rank the query against another
+    // model's vectors.
     // The documents of the first `shown` only are read: OFFSET 0 keeps the lateral subquery a
     // subquery, whose rank condition becomes a one-time filter before its index lookup (pulled up
     // into a join, the condition would be checked after the lookup).
@@ -179,7 +180,7 @@ export class ChunkReadsRepository {
                          FROM chunks c ${join}
                         WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
                           AND EXISTS (SELECT FROM dataset_index s
-                                       WHERE s.dataset_seq = $1 AND s.embedding_model = $5 AND NOT s.reembedding)
+                                       WHERE s.dataset_seq = $1 AND s.embedding_model = $5)
                         ORDER BY ${order}
                         LIMIT $3) n) r
          LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d

@@ -10,9 +10,26 @@ export interface VectorModel {
   dimensions: number;
 }
 
+/** A dataset's next generation of vectors, being built: its model, and how far it has come. */
+export interface Generation {
+  model: string;
+  dimensions: number;
+  /** The model of the vectors searched meanwhile, null for a dataset without any. */
+  fromModel: string | null;
+  requestedAt: Date;
+  /** The dataset's chunks, and those of them with a vector of the new generation. */
+  chunks: number;
+  embedded: number;
+}
+
+function sameModel(found: { model: string | null; dimensions: number | null }, model: VectorModel): boolean {
+  return found.model === model.name && found.dimensions === model.dimensions;
+}
+
 /**
- * The vectors of chunks indexed earlier: a dataset's re-embedding (`datasets reembed`), and the
- * catch-up of chunks indexed keyword-only. Its writes run in the caller's transaction, under the
+ * The vectors of chunks indexed earlier: a dataset's re-embedding, which builds a generation of
+ * vectors beside the searched one and then switches to it, and the catch-up of chunks indexed
+ * keyword-only. Its writes run in the caller's transaction, under the
  * dataset's chunk lock (`ChunkIndexRepository.lockDataset`): the rows they lock, in their own order,
  * could otherwise cross those of a document's or the dataset's deletion, and one of the two would fail
  * as a deadlock.
@@ -20,18 +37,6 @@ export interface VectorModel {
 @Injectable()
 export class ChunkVectorsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /** A page of a dataset's chunks in key order, after `afterSeq`. */
-  chunkPage(
-    datasetSeq: string,
-    afterSeq: string,
-    limit: number,
-  ): Promise<{ seq: string; content: string }[]> {
-    return this.db.query(
-      `SELECT seq, content FROM chunks WHERE dataset_seq = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      [datasetSeq, afterSeq, limit],
-    );
-  }
 
   /** Chunks of a dataset that have no vector yet, in key order, after `afterSeq`. */
   chunksWithoutVector(
@@ -49,13 +54,13 @@ export class ChunkVectorsRepository {
   /**
    * The datasets whose chunks without a vector the catch-up embeds with `model` (across accounts: the
    * service runs it by itself): their vectors are of no other model (none yet, or `model`'s), and no
-   * re-embedding is under way or was interrupted (`datasets reembed` finishes those).
+   * re-embedding is under way (it embeds them).
    * `chunks_without_vector_idx` answers the EXISTS without reading any vector.
    */
   async datasetsMissingVectors(model: VectorModel): Promise<string[]> {
     const rows = await this.db.query<{ id: string }[]>(
       `SELECT i.dataset_id AS id FROM dataset_index i
-        WHERE NOT i.reembedding AND i.chunk_count > 0
+        WHERE i.next_embedding_model IS NULL AND i.chunk_count > 0
           AND (i.embedding_model IS NULL OR (i.embedding_model = $1 AND i.embedding_dimensions = $2))
           AND EXISTS (SELECT FROM chunks c WHERE c.dataset_seq = i.dataset_seq AND c.embedding IS NULL)
         ORDER BY i.dataset_seq`,
@@ -64,28 +69,145 @@ export class ChunkVectorsRepository {
     return rows.map((row) => row.id);
   }
 
-  /** Takes the dataset out of vector search while it is re-embedded: new chunks come without vectors. */
-  async startReembedding(tx: Tx, datasetId: string): Promise<void> {
-    await tx.query('UPDATE dataset_index SET reembedding = true WHERE dataset_id = $1', [datasetId]);
-  }
-
-  /** Records the model the dataset's vectors are now of, and puts it back into vector search. */
-  async finishReembedding(tx: Tx, datasetId: string, model: VectorModel): Promise<void> {
+  /**
+   * Starts building the dataset's next generation of vectors, of `model`, beside the searched one:
+   * `requested`; `same` when one of `model` is being built already, `other` when one of another model
+   * is (nothing is written then), null when there is no such dataset.
+   */
+  async requestGeneration(
+    tx: Tx,
+    datasetId: string,
+    model: VectorModel,
+  ): Promise<'requested' | 'same' | 'other' | null> {
+    const [state] = await tx.query<{ model: string | null; dimensions: number | null }[]>(
+      `SELECT next_embedding_model AS model, next_embedding_dimensions AS dimensions
+         FROM dataset_index WHERE dataset_id = $1`,
+      [datasetId],
+    );
+    if (!state) return null;
+    if (state.model !== null) return sameModel(state, model) ? 'same' : 'other';
     await tx.query(
-      `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3, reembedding = false
+      `UPDATE dataset_index SET next_embedding_model = $2, next_embedding_dimensions = $3, reembed_requested_at = now()
         WHERE dataset_id = $1`,
       [datasetId, model.name, model.dimensions],
     );
+    return 'requested';
   }
 
-  /** Replaces the vectors of chunks (re-embedding). */
-  async setVectors(tx: Tx, seqs: string[], vectors: number[][]): Promise<void> {
+  /** The generation being built for the dataset, with its progress; null when none is (or no dataset). */
+  async generation(datasetId: string): Promise<Generation | null> {
+    const [row] = await this.db.query<Generation[]>(
+      `SELECT i.next_embedding_model AS model, i.next_embedding_dimensions AS dimensions,
+              i.reembed_requested_at AS "requestedAt", i.embedding_model AS "fromModel",
+              (SELECT count(*) FROM chunks c WHERE c.dataset_seq = i.dataset_seq)::int AS chunks,
+              (SELECT count(*) FROM chunks c
+                WHERE c.dataset_seq = i.dataset_seq AND c.next_embedding IS NOT NULL)::int AS embedded
+         FROM dataset_index i WHERE i.dataset_id = $1 AND i.next_embedding_model IS NOT NULL`,
+      [datasetId],
+    );
+    return row ?? null;
+  }
+
+  /** The datasets whose next generation is of `model` (across accounts: workers build them by themselves). */
+  async datasetsBuilding(model: VectorModel): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }[]>(
+      `SELECT dataset_id AS id FROM dataset_index
+        WHERE next_embedding_model = $1 AND next_embedding_dimensions = $2 ORDER BY reembed_requested_at`,
+      [model.name, model.dimensions],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Chunks of a dataset without a vector of its next generation, in key order, after `afterSeq`. */
+  chunksWithoutNextVector(
+    datasetSeq: string,
+    limit: number,
+    afterSeq = '0',
+  ): Promise<{ seq: string; content: string }[]> {
+    return this.db.query(
+      `SELECT seq, content FROM chunks
+        WHERE dataset_seq = $1 AND next_embedding IS NULL AND seq > $3 ORDER BY seq LIMIT $2`,
+      [datasetSeq, limit, afterSeq],
+    );
+  }
+
+  /**
+   * Writes chunks' vectors of the dataset's next generation; false, with nothing written, when the
+   * generation being built is no longer of `model` (cancelled, or switched to).
+   */
+  async setNextVectors(
+    tx: Tx,
+    datasetId: string,
+    seqs: string[],
+    vectors: number[][],
+    model: VectorModel,
+  ): Promise<boolean> {
+    if (!(await this.building(tx, datasetId, model))) return false;
     await tx.query(
-      `UPDATE chunks SET embedding = v.embedding::vector
+      `UPDATE chunks SET next_embedding = v.embedding::vector
          FROM unnest($1::bigint[], $2::text[]) AS v(seq, embedding)
         WHERE chunks.seq = v.seq`,
       [seqs, vectors.map((vector) => toSql(vector) as string)],
     );
+    return true;
+  }
+
+  /**
+   * Makes the next generation, of `model`, the searched one, in one statement: every chunk's vector
+   * is replaced at once, and the dataset's model with them. `incomplete`, with nothing written, while
+   * a chunk has no vector of it yet (indexed since the build's last page); `refused` when the
+   * generation being built is no longer of `model`.
+   */
+  async switchGeneration(
+    tx: Tx,
+    datasetId: string,
+    model: VectorModel,
+  ): Promise<'switched' | 'incomplete' | 'refused'> {
+    const seq = await this.building(tx, datasetId, model);
+    if (!seq) return 'refused';
+    const [missing] = await tx.query<{ found: boolean }[]>(
+      `SELECT EXISTS (SELECT FROM chunks WHERE dataset_seq = $1 AND next_embedding IS NULL) AS found`,
+      [seq],
+    );
+    if (missing.found) return 'incomplete';
+    await tx.query(
+      `UPDATE chunks SET embedding = next_embedding, next_embedding = NULL WHERE dataset_seq = $1`,
+      [seq],
+    );
+    await tx.query(
+      `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3,
+              next_embedding_model = NULL, next_embedding_dimensions = NULL, reembed_requested_at = NULL
+        WHERE dataset_seq = $1`,
+      [seq, model.name, model.dimensions],
+    );
+    return 'switched';
+  }
+
+  /** Drops the generation being built, if any: whether there was one. */
+  async cancelGeneration(tx: Tx, datasetId: string): Promise<boolean> {
+    const [row] = await tx.query<{ seq: string }[]>(
+      `UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
+              reembed_requested_at = NULL
+        WHERE dataset_id = $1 AND next_embedding_model IS NOT NULL
+        RETURNING dataset_seq::text AS seq`,
+      [datasetId],
+    );
+    if (!row) return false;
+    await tx.query(
+      `UPDATE chunks SET next_embedding = NULL WHERE dataset_seq = $1 AND next_embedding IS NOT NULL`,
+      [row.seq],
+    );
+    return true;
+  }
+
+  /** The dataset's key when the generation it builds is of `model`, else null. */
+  private async building(tx: Tx, datasetId: string, model: VectorModel): Promise<string | null> {
+    const [row] = await tx.query<{ seq: string; model: string; dimensions: number }[]>(
+      `SELECT dataset_seq::text AS seq, next_embedding_model AS model, next_embedding_dimensions AS dimensions
+         FROM dataset_index WHERE dataset_id = $1 AND next_embedding_model IS NOT NULL`,
+      [datasetId],
+    );
+    return row && sameModel(row, model) ? row.seq : null;
   }
 
   /**
@@ -102,11 +224,13 @@ export class ChunkVectorsRepository {
     model: VectorModel,
   ): Promise<boolean> {
     const [dataset] = await tx.query<
-      { embedding_model: string | null; embedding_dimensions: number | null; reembedding: boolean }[]
-    >('SELECT embedding_model, embedding_dimensions, reembedding FROM dataset_index WHERE dataset_id = $1', [
-      datasetId,
-    ]);
-    if (!dataset || dataset.reembedding) return false;
+      { embedding_model: string | null; embedding_dimensions: number | null; building: boolean }[]
+    >(
+      `SELECT embedding_model, embedding_dimensions, next_embedding_model IS NOT NULL AS building
+         FROM dataset_index WHERE dataset_id = $1`,
+      [datasetId],
+    );
+    if (!dataset || dataset.building) return false;
     if (dataset.embedding_model === null) {
       await tx.query(
         'UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1',

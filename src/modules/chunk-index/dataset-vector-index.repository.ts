@@ -42,12 +42,12 @@ export class DatasetVectorIndexRepository {
   /**
    * Datasets of at least `minChunks` chunks with vectors whose own index of their dimension is not
    * recorded as built (across accounts: the worker builds them by itself); one dataset when `datasetId`
-   * is given. A dataset being re-embedded waits for its new dimension.
+   * is given.
    */
   async lacking(minChunks: number, datasetId?: string): Promise<DatasetVectorIndex[]> {
     const rows = await this.db.query<{ seq: string; dimensions: number }[]>(
       `SELECT dataset_seq AS seq, embedding_dimensions AS dimensions FROM dataset_index
-        WHERE chunk_count >= $1 AND embedding_dimensions IS NOT NULL AND NOT reembedding
+        WHERE chunk_count >= $1 AND embedding_dimensions IS NOT NULL
           AND vector_index_dimensions IS DISTINCT FROM embedding_dimensions
           AND ($2::text IS NULL OR dataset_id = $2)
         ORDER BY dataset_seq`,

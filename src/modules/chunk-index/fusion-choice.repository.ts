@@ -63,7 +63,9 @@ export class FusionChoiceRepository {
          FROM dataset_index i
          JOIN datasets d ON d.seq = i.dataset_seq
          LEFT JOIN dataset_fusion f ON f.dataset_seq = i.dataset_seq
-        WHERE i.chunk_count >= $1 AND i.embedding_model IS NOT NULL AND NOT i.reembedding
+        WHERE i.chunk_count >= $1 AND i.embedding_model IS NOT NULL
+          -- Being re-embedded: chosen again at the new model, once it is the dataset's.
+          AND i.next_embedding_model IS NULL
           AND ($3::text IS NULL OR i.dataset_id = $3)
           -- A dataset being loaded is judged once it is quiet, not at every step of its growth.
           AND NOT EXISTS (SELECT FROM documents p WHERE p.status = 'processing' AND p.dataset_id = i.dataset_id)

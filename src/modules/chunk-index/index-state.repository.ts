@@ -4,7 +4,8 @@ import type { Tx } from 'src/database/transaction.js';
 
 /**
  * The search index's state of a dataset (`dataset_index`): BM25's statistics, the model its vectors
- * are of, whether it is being re-embedded, and the dimension of its own HNSW index once built.
+ * are of and the one of the generation being built beside them, and the dimension of its own HNSW
+ * index once built.
  */
 export interface IndexState {
   /** BM25's N. */
@@ -14,8 +15,12 @@ export interface IndexState {
   /** Null until its first vectors are written. */
   embeddingModel: string | null;
   embeddingDimensions: number | null;
-  /** Being re-embedded: left out of vector search until every vector is of the new model. */
-  reembedding: boolean;
+  /**
+   * The model of the vectors being built beside the searched ones (a re-embedding, ReembedService),
+   * null when none is: searches use `embeddingModel`'s until the switch.
+   */
+  nextEmbeddingModel: string | null;
+  nextEmbeddingDimensions: number | null;
   /** The dimension of the dataset's own HNSW index (docs/search.md, per-dataset indexes). */
   vectorIndexDimensions: number | null;
   /** The weights chosen for its hybrid searches (`FusionChoiceRepository`), null until chosen. */
@@ -24,7 +29,8 @@ export interface IndexState {
 
 const COLUMNS = `i.chunk_count::float8 AS "chunkCount",
   i.total_chunk_length::float8 AS "totalChunkLength", i.embedding_model AS "embeddingModel",
-  i.embedding_dimensions AS "embeddingDimensions", i.reembedding, i.vector_index_dimensions AS "vectorIndexDimensions",
+  i.embedding_dimensions AS "embeddingDimensions", i.next_embedding_model AS "nextEmbeddingModel",
+  i.next_embedding_dimensions AS "nextEmbeddingDimensions", i.vector_index_dimensions AS "vectorIndexDimensions",
   CASE WHEN f.dataset_seq IS NOT NULL
        THEN json_build_object('keyword', f.keyword_weight, 'semantic', f.semantic_weight) END AS fusion`;
 
@@ -34,7 +40,8 @@ const EMPTY: IndexState = Object.freeze({
   totalChunkLength: 0,
   embeddingModel: null,
   embeddingDimensions: null,
-  reembedding: false,
+  nextEmbeddingModel: null,
+  nextEmbeddingDimensions: null,
   vectorIndexDimensions: null,
   fusion: null,
 });

@@ -42,6 +42,8 @@ export interface EmbeddingStatus {
 @Injectable()
 export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private provider: EmbeddingProvider | null = null;
+  /** `EMBEDDING_PREVIOUS_MODEL`'s, for the queries of datasets not yet moved from it. */
+  private previous: EmbeddingProvider | null = null;
   private reason = '';
   private background: Promise<void> = Promise.resolve();
   private readonly stopping = new AbortController();
@@ -86,6 +88,8 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
         break;
     }
     if (this.provider) await this.ready(this.provider);
+    // Only searches use it: a process that serves none has no use for it.
+    if (options.previousModel && this.core.role !== 'worker') this.previous = await this.previousOne();
   }
 
   /**
@@ -107,11 +111,24 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
   /** After the HTTP server has closed, so that searches still running finish their embeddings. */
   async onApplicationShutdown(): Promise<void> {
     if (this.provider instanceof LocalEmbeddingProvider) await this.provider.close();
+    if (this.previous instanceof LocalEmbeddingProvider) await this.previous.close();
   }
 
   /** The provider, or null when running keyword-only. */
   current(): EmbeddingProvider | null {
     return this.provider;
+  }
+
+  /**
+   * The provider of vectors of `model` (a dataset's): the current one, or `EMBEDDING_PREVIOUS_MODEL`'s;
+   * null when the process has neither of that model.
+   */
+  forModel(model: { name: string | null; dimensions: number | null }): EmbeddingProvider | null {
+    return (
+      [this.provider, this.previous].find(
+        (provider) => provider && provider.model === model.name && provider.dimensions === model.dimensions,
+      ) ?? null
+    );
   }
 
   /**
@@ -209,6 +226,23 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     for (const listener of this.listeners.splice(0)) listener(provider);
   }
 
+  /** `EMBEDDING_PREVIOUS_MODEL`'s provider, for queries only; it must load, as an explicit choice. */
+  private async previousOne(): Promise<EmbeddingProvider> {
+    const { previousProvider, previousModel, previousDimensions, openaiApiKey, openaiBaseUrl } = this.config;
+    const provider =
+      previousProvider === 'openai'
+        ? await OpenAIEmbeddingProvider.create({
+            apiKey: openaiApiKey!,
+            baseUrl: openaiBaseUrl,
+            model: previousModel,
+            dimensions: previousDimensions,
+          })
+        : await this.local(previousModel, { passages: false, queries: true });
+    const { model, dimensions } = provider;
+    this.logger.info({ provider: provider.name, model, dimensions }, 'previous embedding model ready');
+    return provider;
+  }
+
   private openai(): Promise<OpenAIEmbeddingProvider> {
     const { openaiApiKey, openaiBaseUrl, model, dimensions } = this.config;
     if (!openaiApiKey) throw new Error('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
@@ -220,15 +254,18 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
     });
   }
 
-  private local(): Promise<LocalEmbeddingProvider> {
-    const { model, modelsDir, batchSize } = this.config;
+  private local(
+    model = this.config.model,
+    // A process that only serves searches has only a query thread; one that only processes
+    // documents (or runs a CLI command) only a passages' thread.
+    threads = { passages: this.core.role !== 'api', queries: this.core.role !== 'worker' },
+  ): Promise<LocalEmbeddingProvider> {
+    const { modelsDir, batchSize } = this.config;
     return LocalEmbeddingProvider.create({
       model,
       modelsDir,
       batchSize,
-      // A process that only serves searches has only a query thread; one that only processes
-      // documents (or runs a CLI command) only a passages' thread.
-      threads: { passages: this.core.role !== 'api', queries: this.core.role !== 'worker' },
+      threads,
       onQueryThreadError: (err) =>
         this.logger.warn(
           { err },

@@ -33,6 +33,29 @@ export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
       defaultText: "model's own",
       description: 'output dimensions for OpenAI models that can shorten them',
     }),
+    previousProvider: oneOf('EMBEDDING_PREVIOUS_PROVIDER', ['local', 'openai'], {
+      default: 'local',
+      description:
+        'the provider of `EMBEDDING_PREVIOUS_MODEL`: `local` or `openai` (with the same key and URL)',
+    }),
+    /** Null: no second model. */
+    previousModel: string('EMBEDDING_PREVIOUS_MODEL', {
+      description:
+        'a model datasets are being moved from: searches of a dataset still of it embed their queries with it ' +
+        'while its re-embedding to `EMBEDDING_MODEL` runs (docs/ingestion.md, Changing a dataset’s model)',
+    }),
+    previousDimensions: int('EMBEDDING_PREVIOUS_DIMENSIONS', {
+      min: 1,
+      max: 16_000,
+      defaultText: "model's own",
+      description: '`EMBEDDING_DIMENSIONS` of `EMBEDDING_PREVIOUS_MODEL`, for an OpenAI model shortened',
+    }),
+    reembedPollSeconds: int('REEMBED_POLL_SECONDS', {
+      default: 5,
+      min: 1,
+      max: 3_600,
+      description: 'how often a worker looks for re-embeddings of its model to build',
+    }),
     modelsDir: string('MODELS_DIR', {
       default: join(PROJECT_ROOT, '.cache', 'models'),
       defaultText: '`.cache/models`',
@@ -92,6 +115,9 @@ export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
   check: (config, reading) => {
     if (config.provider === 'openai' && !config.openaiApiKey) {
       reading.problem('EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY');
+    }
+    if (config.previousModel && config.previousProvider === 'openai' && !config.openaiApiKey) {
+      reading.problem('EMBEDDING_PREVIOUS_PROVIDER=openai needs OPENAI_API_KEY');
     }
   },
 });

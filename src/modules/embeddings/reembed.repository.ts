@@ -24,9 +24,9 @@ export interface ReembeddingLock {
 const REEMBEDDING_KEY = `hashtextextended('dataset reembedding ' || $1, 0)`;
 
 /**
- * `datasets reembed`'s lock, which the catch-up of chunks without vectors takes too, and the dataset's
- * re-embedding state (ReembedService); the vectors are written through `ChunkVectorsRepository`, under
- * the lock this checks.
+ * The re-embedding lock, which a generation's build and the catch-up of chunks without vectors take,
+ * and the writes of a dataset's generations (ReembedService); the vectors are written through
+ * `ChunkVectorsRepository`, under the lock this checks.
  */
 @Injectable()
 export class ReembedRepository {
@@ -45,8 +45,8 @@ export class ReembedRepository {
 
   /**
    * Runs `work` holding the dataset's re-embedding lock, or returns null at once when another run holds
-   * it: two runs at once, of two models, would each overwrite the other's vectors and record its own
-   * model at its end. A session-level advisory lock, held for the whole run by a session of its own,
+   * it: two runs at once would embed the same chunks twice, and a catch-up beside a build would give
+   * the chunks of the generation searched vectors the switch then replaces. A session-level advisory lock, held for the whole run by a session of its own,
    * outside the pool (the run's transactions need the pool's connections, and a pool of one would wait
    * for itself): a run that dies loses its session and the lock with it, so the command can always be
    * run again. A session can also end while its process runs on (a timeout, a failover, a backend
@@ -80,21 +80,53 @@ export class ReembedRepository {
   }
 
   /**
-   * Marks the dataset as being re-embedded: out of vector search, new chunks indexed without vectors.
-   * False, with nothing written, when `lock` is no longer held.
+   * Starts building the dataset's next generation of vectors, of `model`
+   * (`ChunkVectorsRepository.requestGeneration`), under the chunk lock: after the indexing under way,
+   * which decided where its vectors go, before the next.
    */
-  startReembedding(lock: ReembeddingLock): Promise<boolean> {
-    // Under the chunk lock: after the indexing under way, before the next.
-    return this.holding(lock, (tx) => this.chunkVectors.startReembedding(tx, lock.datasetId));
+  requestGeneration(datasetId: string, model: VectorModel): Promise<'requested' | 'same' | 'other' | null> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
+      await this.chunkIndex.lockDataset(tx, datasetId);
+      return this.chunkVectors.requestGeneration(tx, datasetId, model);
+    });
+  }
+
+  /** Drops the generation being built (`ChunkVectorsRepository.cancelGeneration`), under the chunk lock. */
+  cancelGeneration(datasetId: string): Promise<boolean> {
+    return this.db.transaction('READ COMMITTED', async (tx) => {
+      await this.chunkIndex.lockDataset(tx, datasetId);
+      return this.chunkVectors.cancelGeneration(tx, datasetId);
+    });
   }
 
   /**
-   * Writes a page of vectors; false, with nothing written, when `lock` is no longer held. Under the
-   * chunk lock: the rows it locks, in its own order, could otherwise cross those of a document's or the
-   * dataset's deletion, and one of the two would fail as a deadlock.
+   * Writes a page of vectors of the next generation, of `model`: `lost` when `lock` is no longer
+   * held, `refused` when the generation being built is no longer of `model`; nothing is written then.
    */
-  setEmbeddings(lock: ReembeddingLock, seqs: string[], vectors: number[][]): Promise<boolean> {
-    return this.holding(lock, (tx) => this.chunkVectors.setVectors(tx, seqs, vectors));
+  async setNextVectors(
+    lock: ReembeddingLock,
+    seqs: string[],
+    vectors: number[][],
+    model: VectorModel,
+  ): Promise<'written' | 'refused' | 'lost'> {
+    let written = false;
+    const held = await this.holding(lock, async (tx) => {
+      written = await this.chunkVectors.setNextVectors(tx, lock.datasetId, seqs, vectors, model);
+    });
+    if (!held) return 'lost';
+    return written ? 'written' : 'refused';
+  }
+
+  /** The switch to the next generation (`ChunkVectorsRepository.switchGeneration`), or `lost`. */
+  async switchGeneration(
+    lock: ReembeddingLock,
+    model: VectorModel,
+  ): Promise<'switched' | 'incomplete' | 'refused' | 'lost'> {
+    let outcome: 'switched' | 'incomplete' | 'refused' = 'refused';
+    const held = await this.holding(lock, async (tx) => {
+      outcome = await this.chunkVectors.switchGeneration(tx, lock.datasetId, model);
+    });
+    return held ? outcome : 'lost';
   }
 
   /**
@@ -114,16 +146,6 @@ export class ReembedRepository {
     });
     if (!held) return 'lost';
     return written ? 'written' : 'refused';
-  }
-
-  /**
-   * Records the dataset's new model, and back into vector search; false, with nothing written, when
-   * `lock` is no longer held.
-   */
-  finishReembedding(lock: ReembeddingLock, model: string, dimensions: number): Promise<boolean> {
-    return this.holding(lock, (tx) =>
-      this.chunkVectors.finishReembedding(tx, lock.datasetId, { name: model, dimensions }),
-    );
   }
 
   /**

@@ -5,19 +5,38 @@ import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provide
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
+import { ReembedErrors } from 'src/modules/embeddings/reembed.errors.js';
 import { type ReembeddingLock, ReembedRepository } from 'src/modules/embeddings/reembed.repository.js';
 
 const PAGE = 256;
 
+/** A re-embedding as the API shows it (`GET /v1/datasets/{id}/reembedding`). */
+export interface ReembeddingStatus {
+  dataset_id: string;
+  status: 'building' | 'none';
+  /** The model of the vectors searched meanwhile (null: none yet), and the one being built. */
+  from_model: string | null;
+  model: string | null;
+  dimensions: number | null;
+  requested_at: string | null;
+  chunks_total: number;
+  chunks_embedded: number;
+}
+
 /**
- * Embeds every chunk of a dataset again with the configured provider, and then records its model on
- * the dataset: the way to a new model, and from keyword-only to hybrid. Runs page by page. While it
- * runs, the dataset is marked `reembedding`: the vector leg leaves it out (so that it never ranks two
- * models' vectors together) and chunks indexed meanwhile get no vector; they are embedded once the
- * new model is recorded. Interrupted, the dataset stays keyword-only until the command runs again.
- * A dataset's own vector index of another dimension is dropped at the end.
- * One run at a time per dataset: another one started meanwhile is refused (`reembed_in_progress`),
- * and a run whose lock's session ended stops at its next write (`reembed_lock_lost`).
+ * A dataset's move to another model without losing its semantic half meanwhile. The new model's
+ * vectors are built beside the searched ones (the next generation, `chunks.next_embedding`), page by
+ * page, while searches go on with the old model's (a process with the old model as
+ * `EMBEDDING_PREVIOUS_MODEL` embeds their queries); chunks indexed meanwhile get the new model's
+ * vectors there. Once every chunk has one, one transaction makes them the searched vectors and the new
+ * model the dataset's, and the old vectors are gone: a search sees one model or the other, never both.
+ *
+ * A build is requested (`request`: the API, or `datasets reembed`) and then run by a process whose
+ * provider is of the requested model (`build`: a worker's ReembeddingWorker, or the command itself).
+ * It is kept in the database, page by page: a build interrupted is taken up where it stopped. One
+ * run at a time per dataset, under the re-embedding lock (`reembed_in_progress` for a second), and a
+ * run whose lock's session ended stops at its next write (`reembed_lock_lost`).
+ * A dataset's own vector index of another dimension is dropped after the switch.
  *
  * `embedMissing` is the lighter run of the catch-up (VectorCatchUpService): it embeds only the chunks
  * indexed without a vector, under the same lock.
@@ -30,6 +49,49 @@ export class ReembedService {
     private readonly embedding: EmbeddingService,
     private readonly vectorIndexes: DatasetVectorIndexRepository,
   ) {}
+
+  /**
+   * Requests the dataset's move to the provider's model (the process's own by default): built
+   * beside its vectors by the next run of `build`. A build of that model under way already is the
+   * answer; one of another model is a 409 (cancel it first).
+   */
+  async request(datasetId: string, provider = this.embedding.current()): Promise<ReembeddingStatus> {
+    if (!provider) throw ReembedErrors.keywordOnly();
+    const model = { name: provider.model, dimensions: provider.dimensions };
+    const outcome = await this.repository.requestGeneration(datasetId, model);
+    if (outcome === null) throw DatasetErrors.notFound(datasetId);
+    if (outcome === 'other') throw ReembedErrors.inProgress(datasetId);
+    return this.status(datasetId);
+  }
+
+  /** The dataset's re-embedding: the generation being built and how far, or `none`. */
+  async status(datasetId: string): Promise<ReembeddingStatus> {
+    const generation = await this.chunkVectors.generation(datasetId);
+    if (!generation) {
+      if ((await this.repository.datasetSeq(datasetId)) === null) throw DatasetErrors.notFound(datasetId);
+      const none = { model: null, dimensions: null, requested_at: null, from_model: null };
+      return { dataset_id: datasetId, status: 'none', ...none, chunks_total: 0, chunks_embedded: 0 };
+    }
+    return {
+      dataset_id: datasetId,
+      status: 'building',
+      from_model: generation.fromModel,
+      model: generation.model,
+      dimensions: generation.dimensions,
+      requested_at: generation.requestedAt.toISOString(),
+      chunks_total: generation.chunks,
+      chunks_embedded: generation.embedded,
+    };
+  }
+
+  /**
+   * Drops the generation being built: the dataset keeps its model. A run under way stops at its next
+   * write. Whether there was one.
+   */
+  async cancel(datasetId: string): Promise<boolean> {
+    if ((await this.repository.datasetSeq(datasetId)) === null) throw DatasetErrors.notFound(datasetId);
+    return this.repository.cancelGeneration(datasetId);
+  }
 
   /**
    * Gives the dataset's chunks indexed without a vector theirs, of `provider`'s model, which becomes
@@ -55,7 +117,7 @@ export class ReembedService {
         const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
         const seqs = page.map((chunk) => chunk.seq);
         const outcome = await this.repository.fillVectors(lock, seqs, vectors, model);
-        if (outcome === 'lost') throw lockLost(datasetId);
+        if (outcome === 'lost') throw ReembedErrors.stopped(datasetId, 'lost');
         if (outcome === 'refused') return done;
         done += page.length;
         after = seqs[seqs.length - 1];
@@ -63,72 +125,68 @@ export class ReembedService {
     });
   }
 
+  /**
+   * `datasets reembed`: requests the move to the process's model and builds it here, telling
+   * `onProgress` the chunks embedded so far. 409 when another run holds the dataset.
+   */
   async reembed(datasetId: string, onProgress: (done: number) => void = () => undefined) {
     const provider = this.embedding.current();
     if (!provider) throw new AppError(400, 'embedding_unavailable', 'No embedding provider is configured');
+    await this.request(datasetId, provider);
+    const result = await this.build(datasetId, provider, undefined, onProgress);
+    if (!result) throw ReembedErrors.inProgress(datasetId);
+    return result;
+  }
+
+  /**
+   * Builds the dataset's next generation with `provider`, whose model it must be of, and switches to
+   * it; null, at once, when another run holds the dataset. Stops (409) when the build is cancelled
+   * or its lock lost meanwhile, and when `signal` aborts, each after a page at most.
+   */
+  async build(
+    datasetId: string,
+    provider: EmbeddingProvider,
+    signal?: AbortSignal,
+    onProgress: (done: number) => void = () => undefined,
+  ) {
     const seq = await this.repository.datasetSeq(datasetId);
     if (seq === null) throw DatasetErrors.notFound(datasetId);
-    const result = await this.repository.withReembeddingLock(datasetId, (lock) =>
-      this.run(lock, seq, provider, onProgress),
+    return this.repository.withReembeddingLock(datasetId, (lock) =>
+      this.run(lock, seq, provider, signal, onProgress),
     );
-    if (!result) {
-      throw new AppError(409, 'reembed_in_progress', `Dataset "${datasetId}" is already being re-embedded`, {
-        dataset_id: datasetId,
-      });
-    }
-    return result;
   }
 
   private async run(
     lock: ReembeddingLock,
     seq: string,
     provider: EmbeddingProvider,
+    signal: AbortSignal | undefined,
     onProgress: (done: number) => void,
   ) {
     const { datasetId } = lock;
-    const stillHeld = (written: boolean) => {
-      if (!written) throw lockLost(datasetId);
-    };
-    stillHeld(await this.repository.startReembedding(lock));
+    const model = { name: provider.model, dimensions: provider.dimensions };
     let done = 0;
-    const embedPage = async (page: { seq: string; content: string }[]) => {
-      const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
-      stillHeld(
-        await this.repository.setEmbeddings(
-          lock,
-          page.map((chunk) => chunk.seq),
-          vectors,
-        ),
-      );
-      done += page.length;
-      onProgress(done);
-    };
-    for (let after = '0'; ;) {
-      const page = await this.chunkVectors.chunkPage(seq, after, PAGE);
-      if (page.length === 0) break;
-      await embedPage(page);
-      after = page[page.length - 1].seq;
-    }
-    // Back into vector search under the new model. Documents indexed while the pages were read got no
-    // vectors; their transactions held the dataset's chunk lock, which finishReembedding waits for.
-    stillHeld(await this.repository.finishReembedding(lock, provider.model, provider.dimensions));
     for (;;) {
-      const page = await this.chunkVectors.chunksWithoutVector(seq, PAGE);
-      if (page.length === 0) break;
-      await embedPage(page);
+      // Chunks indexed after the cursor went past are found by the next round (the switch says so).
+      for (let after = '0'; ;) {
+        const page = await this.chunkVectors.chunksWithoutNextVector(seq, PAGE, after);
+        if (page.length === 0) break;
+        signal?.throwIfAborted();
+        const vectors = await provider.embedPassages(page.map((chunk) => chunk.content));
+        const seqs = page.map((chunk) => chunk.seq);
+        const written = await this.repository.setNextVectors(lock, seqs, vectors, model);
+        if (written !== 'written') throw ReembedErrors.stopped(datasetId, written);
+        done += page.length;
+        onProgress(done);
+        after = seqs[seqs.length - 1];
+      }
+      const outcome = await this.repository.switchGeneration(lock, model);
+      if (outcome === 'switched') break;
+      if (outcome !== 'incomplete') throw ReembedErrors.stopped(datasetId, outcome);
     }
     // An index of the dataset's own at the old dimension indexes no vector now; a worker builds the
     // new dimension's at its next look at the dataset (a document indexed, or its start).
     await this.vectorIndexes.dropStale(seq);
     return { dataset_id: datasetId, chunks: done, model: provider.model, dimensions: provider.dimensions };
   }
-}
-
-function lockLost(datasetId: string): AppError {
-  return new AppError(
-    409,
-    'reembed_lock_lost',
-    `The re-embedding of dataset "${datasetId}" lost its lock (its database session ended) and wrote nothing more; run it again`,
-    { dataset_id: datasetId },
-  );
 }

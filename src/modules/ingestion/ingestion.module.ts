@@ -12,12 +12,14 @@ import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js
 import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
 import { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
+import { ReembeddingWorker } from 'src/modules/ingestion/reembedding.worker.js';
 import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
 /**
  * The pipeline that processes documents: the queue's processor, extraction (with OCR), chunking and
  * embedding through `EmbeddingsModule`, indexing through `ChunkIndexModule`, the recovery sweep, and
- * the catch-up of chunks indexed keyword-only, and the HNSW indexes of large datasets.
+ * the catch-up of chunks indexed keyword-only, the builds of re-embeddings, and the HNSW indexes of
+ * large datasets.
  * Imported only where documents are processed: ROLE `all` (default) or `worker`.
  */
 @Module({
@@ -37,6 +39,7 @@ import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.serv
     ExtractionService,
     OcrService,
     VectorCatchUpService,
+    ReembeddingWorker,
     DatasetIndexService,
   ],
 })

@@ -35,7 +35,8 @@ function setUp(idle: boolean | undefined) {
     totalChunkLength: 1,
     embeddingModel: 'm',
     embeddingDimensions: 2,
-    reembedding: false,
+    nextEmbeddingModel: null,
+    nextEmbeddingDimensions: null,
     vectorIndexDimensions: null,
     fusion: null,
   };
@@ -51,7 +52,10 @@ function setUp(idle: boolean | undefined) {
     strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
     strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset) }),
-    strictMock<EmbeddingService>({ current: () => provider }),
+    strictMock<EmbeddingService>({
+      current: () => provider,
+      forModel: ({ name }) => (name === provider.model ? provider : null),
+    }),
     queryVectors,
     strictMock<RerankService>({ current: () => null }),
     strictMock<SearchConfig>({}),

@@ -3,7 +3,10 @@ import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 
-/** The vectors of search queries, from the embedding provider of the moment, within a search's deadline. */
+/**
+ * The vectors of search queries, from the embedding provider of the moment (or the one of a dataset's
+ * model, `EmbeddingService.forModel`), within a search's deadline.
+ */
 @Injectable()
 export class QueryVectors {
   constructor(private readonly embedding: EmbeddingService) {}
@@ -12,14 +15,15 @@ export class QueryVectors {
    * Each distinct query's vector under way (`early`'s, if it is one of them). A batch's queries go to
    * the model in one call where the provider takes several at once; otherwise each is queued on its
    * own (the local model runs one at a time, so a batch never holds more than one of its runs).
+   * `early` is a vector of the current provider's: pass none with another `provider`.
    */
   all(
     queries: string[],
     early: Pick<EarlyVector, 'query' | 'vector'> | undefined,
     deadline: AbortSignal | undefined,
+    provider = this.embedding.current(),
   ): Map<string, Promise<number[]>> {
     const vectors = new Map<string, Promise<number[]>>();
-    const provider = this.embedding.current();
     if (!provider) return vectors;
     if (early && queries.includes(early.query)) vectors.set(early.query, early.vector);
     const rest = [...new Set(queries)].filter((query) => !vectors.has(query));
@@ -32,7 +36,7 @@ export class QueryVectors {
         ),
       );
     } else {
-      for (const query of rest) vectors.set(query, this.one(query, deadline));
+      for (const query of rest) vectors.set(query, this.one(query, deadline, provider));
     }
     // Not unhandled rejections when the dataset turns out not to be found.
     for (const vector of vectors.values()) vector.catch(() => undefined);
@@ -40,8 +44,8 @@ export class QueryVectors {
   }
 
   /** The query's vector; given up, failing with the deadline's reason, once `deadline` aborts. */
-  one(query: string, deadline?: AbortSignal): Promise<number[]> {
-    return this.embedded(this.embedding.current()!.embedQuery(query, deadline), deadline);
+  one(query: string, deadline?: AbortSignal, provider = this.embedding.current()!): Promise<number[]> {
+    return this.embedded(provider.embedQuery(query, deadline), deadline);
   }
 
   /** A model's answer, or the reason it was given up, or 503 embedding_unavailable. */

@@ -53,7 +53,8 @@ function setUp({
     totalChunkLength: 20,
     embeddingModel: 'm',
     embeddingDimensions: 2,
-    reembedding: false,
+    nextEmbeddingModel: null,
+    nextEmbeddingDimensions: null,
     vectorIndexDimensions: null,
     fusion: null,
   };
@@ -70,7 +71,10 @@ function setUp({
     strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
     strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
     strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
-    strictMock<EmbeddingService>({ current: () => provider }),
+    strictMock<EmbeddingService>({
+      current: () => provider,
+      forModel: ({ name }) => (name === provider.model ? provider : null),
+    }),
     queryVectors,
     strictMock<RerankService>({ current: () => reranker }),
     config,

@@ -168,12 +168,21 @@ export class SearchService {
       (options.mode === 'hybrid' &&
         options.weights !== undefined &&
         requestedWeights(options.weights).semantic === 0);
-    const vectors = this.queryVectors.all(keywordOnly ? [] : queries, early, deadline);
+    // Started with the process's model, which is nearly always the dataset's.
+    let vectors = this.queryVectors.all(keywordOnly ? [] : queries, early, deadline);
     // Read beside the dataset's lookup, which decides whether the caller sees it at all.
     const state = this.indexState.of(this.reads.statements(deadline), datasetId);
     state.catch(() => undefined); // awaited below, unless the caller does not see the dataset
     const dataset = await this.datasets.get(caller, datasetId);
     const index = await state;
+    const provider = this.embedding.forModel({
+      name: index.embeddingModel,
+      dimensions: index.embeddingDimensions,
+    });
+    if (!keywordOnly && provider && provider !== this.embedding.current()) {
+      // A dataset not yet moved from `EMBEDDING_PREVIOUS_MODEL`: its queries are embedded with it.
+      vectors = this.queryVectors.all(queries, undefined, deadline, provider);
+    }
     if (options.mode === 'semantic') {
       const reason = this.semanticUnavailable(index);
       // A dataset with nothing indexed yet (its documents may still be processing) has nothing to
@@ -296,10 +305,9 @@ export class SearchService {
   private semanticUnavailable(index: IndexState): string | null {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
-    if (index.reembedding) return 'the dataset is being re-embedded';
     if (index.embeddingModel === null) return 'the dataset has no embeddings yet';
-    if (index.embeddingModel !== provider.model || index.embeddingDimensions !== provider.dimensions) {
-      return `the dataset was embedded with ${index.embeddingModel}, the service now uses ${provider.model} (re-embed it)`;
+    if (!this.embedding.forModel({ name: index.embeddingModel, dimensions: index.embeddingDimensions })) {
+      return `the dataset was embedded with ${index.embeddingModel}, the service now uses ${provider.model} (re-embed it, with ${index.embeddingModel} as EMBEDDING_PREVIOUS_MODEL meanwhile)`;
     }
     return null;
   }
