@@ -53,6 +53,7 @@ describe('Health, readiness and API documentation', () => {
       '/v1/datasets/{dataset_id}/documents/upload',
       '/v1/datasets/{dataset_id}/documents/{document_id}',
       '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
+      '/v1/datasets/{dataset_id}/reembedding',
       '/v1/mcp',
       '/v1/mcp/batch-query',
       '/v1/mcp/datasets/{dataset_id}',
@@ -435,6 +436,7 @@ describe('Boot', () => {
     'VectorDimsStatistics1732000000015',
     'DatasetIndex1732000000016',
     'DatasetFusion1732000000017',
+    'EmbeddingGenerations1732000000018',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -211,7 +211,7 @@ describe('Keyword leg across concurrent writes', () => {
     );
   });
 
-  it('gives the vector leg nothing once the dataset is being re-embedded, or was with another model', async () => {
+  it('keeps the vector leg while a new generation is built, and gives it nothing once switched to another model', async () => {
     // Looked up before either happened: the statement itself must see that the vectors are not the query's.
     const search = () =>
       repository().repository.semantic(vectorDataset(3), Promise.resolve([1, 0, 0]), {
@@ -221,16 +221,22 @@ describe('Keyword leg across concurrent writes', () => {
       });
     expect(await search()).toHaveLength(3);
     try {
-      await t.sql.query('UPDATE dataset_index SET reembedding = true WHERE dataset_seq = $1', [datasetSeq]);
-      expect(await search()).toEqual([]);
       await t.sql.query(
-        `UPDATE dataset_index SET reembedding = false, embedding_model = 'another' WHERE dataset_seq = $1`,
+        `UPDATE dataset_index SET next_embedding_model = 'another', next_embedding_dimensions = 3,
+                reembed_requested_at = now() WHERE dataset_seq = $1`,
+        [datasetSeq],
+      );
+      expect(await search()).toHaveLength(3);
+      await t.sql.query(
+        `UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
+                reembed_requested_at = NULL, embedding_model = 'another' WHERE dataset_seq = $1`,
         [datasetSeq],
       );
       expect(await search()).toEqual([]);
     } finally {
       await t.sql.query(
-        'UPDATE dataset_index SET reembedding = false, embedding_model = $2 WHERE dataset_seq = $1',
+        `UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
+                reembed_requested_at = NULL, embedding_model = $2 WHERE dataset_seq = $1`,
         [datasetSeq, MODEL],
       );
     }

@@ -224,7 +224,7 @@ describe('ChunkIndexRepository', () => {
       expect((await chunkRows(ids[0])).map(({ embedding }) => embedding)).toEqual([null, null]);
     });
 
-    it("records its first vectors' model as the dataset's, and indexes another model's keyword-only", async () => {
+    it("records its first vectors' model as the dataset's, indexes another model's keyword-only, and a building one's beside", async () => {
       const { dataset, ids } = await datasetWith(3);
       const model = async () =>
         (
@@ -233,28 +233,42 @@ describe('ChunkIndexRepository', () => {
             [dataset.seq],
           )
         ).rows[0];
-      const writeOf = (documentId: string, vectors: number[][], name: string, reembedding = false) =>
+      /** Written while the dataset builds a generation of `next` (3 dimensions), when given. */
+      const writeOf = (documentId: string, vectors: number[][], name: string, next: string | null = null) =>
         db.dataSource.transaction('READ COMMITTED', async (tx) => {
           await index.lockDataset(tx, dataset.id);
-          await tx.query('UPDATE dataset_index SET reembedding = $2 WHERE dataset_id = $1', [
-            dataset.id,
-            reembedding,
-          ]);
+          await tx.query(
+            `UPDATE dataset_index SET next_embedding_model = $2, next_embedding_dimensions = $3,
+                    reembed_requested_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END
+              WHERE dataset_id = $1`,
+            [dataset.id, next, next && 3],
+          );
           return index.replaceDocumentChunks(tx, target(dataset, documentId), chunksOf(['text']), {
             name,
             dimensions: vectors[0].length,
             vectors,
           });
         });
+      const nextVector = async (documentId: string) =>
+        (
+          await db.sql.query('SELECT next_embedding::text AS v FROM chunks WHERE document_id = $1', [
+            documentId,
+          ])
+        ).rows[0].v as string | null;
       expect(await model()).toEqual({ embedding_model: null, embedding_dimensions: null });
       expect(await writeOf(ids[0], [[1, 0, 0]], 'model-a')).toBe('model-a');
       expect(await model()).toEqual({ embedding_model: 'model-a', embedding_dimensions: 3 });
       expect((await chunkRows(ids[0]))[0].embedding).toBe('[1,0,0]');
-      // Another model's vectors, or any while the dataset is re-embedded: keyword-only, the model kept.
+      // Another model's vectors: keyword-only, the model kept.
       expect(await writeOf(ids[1], [[0, 1, 0]], 'model-b')).toBeNull();
-      expect(await writeOf(ids[2], [[0, 0, 1]], 'model-a', true)).toBeNull();
       expect((await chunkRows(ids[1]))[0].embedding).toBeNull();
-      expect((await chunkRows(ids[2]))[0].embedding).toBeNull();
+      // While a generation of model-b is built: its vectors go there, the searched model's stay searched.
+      expect(await writeOf(ids[1], [[0, 1, 0]], 'model-b', 'model-b')).toBe('model-b');
+      expect((await chunkRows(ids[1]))[0].embedding).toBeNull();
+      expect(await nextVector(ids[1])).toBe('[0,1,0]');
+      expect(await writeOf(ids[2], [[0, 0, 1]], 'model-a', 'model-b')).toBe('model-a');
+      expect((await chunkRows(ids[2]))[0].embedding).toBe('[0,0,1]');
+      expect(await nextVector(ids[2])).toBeNull();
       expect(await model()).toEqual({ embedding_model: 'model-a', embedding_dimensions: 3 });
       await expectConsistent(dataset);
     });

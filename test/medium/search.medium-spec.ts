@@ -439,17 +439,20 @@ describe('Search reads', () => {
       ).toEqual([]);
     });
 
-    it('gives nothing while the dataset is being re-embedded', async () => {
+    it('ranks the dataset’s vectors while a new generation is built beside them', async () => {
       await withChange(
-        'UPDATE dataset_index SET reembedding = true WHERE dataset_seq = $1',
-        'UPDATE dataset_index SET reembedding = false WHERE dataset_seq = $1',
+        `UPDATE dataset_index SET next_embedding_model = 'next', next_embedding_dimensions = 3,
+                reembed_requested_at = now() WHERE dataset_seq = $1`,
+        `UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
+                reembed_requested_at = NULL WHERE dataset_seq = $1`,
         [main.seq],
         async () => {
-          expect(await repository.nearest(reads.statements(), query())).toEqual([]);
-          expect(await repository.nearest(reads.statements(), query({ exact: false }))).toEqual([]);
+          expect(named(await repository.nearest(reads.statements(), query()))).toHaveLength(4);
+          expect(named(await repository.nearest(reads.statements(), query({ exact: false })))).toHaveLength(
+            4,
+          );
         },
       );
-      expect(named(await repository.nearest(reads.statements(), query()))).toHaveLength(4);
     });
 
     it("gives only chunks of the query vector's dimension", async () => {

@@ -15,6 +15,12 @@ export interface FakeOpenAI {
   failing: Set<string>;
   /** A request with a text this accepts is never answered (its client hangs until it goes away). */
   hangs: (text: string) => boolean;
+  /** A request with a text this accepts waits, until `release` answers it as any other. */
+  holds: (text: string) => boolean;
+  /** Answers the requests held so far, and holds no more. */
+  release(): void;
+  /** Dimensions by model name, for a server that serves several (`startFakeOpenAI`'s for the others). */
+  dimensionsOf: Record<string, number>;
   /** The `data` sent for a request, from the one the server made (to send malformed answers). */
   reshape: (data: { object: string; index: number; embedding: number[] }[]) => unknown;
   close(): Promise<void>;
@@ -53,6 +59,7 @@ export function openAiEnv(openai: FakeOpenAI): Record<string, string> {
  * service's real OpenAI provider talks to it through the official SDK.
  */
 export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
+  const held: (() => void)[] = [];
   const state: Omit<FakeOpenAI, 'baseUrl' | 'close'> = {
     inputs: [],
     requests: [],
@@ -60,6 +67,12 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
     vectors: new Map(),
     failing: new Set(),
     hangs: () => false,
+    holds: () => false,
+    release: () => {
+      state.holds = () => false;
+      for (const answer of held.splice(0)) answer();
+    },
+    dimensionsOf: {},
     reshape: (data) => data,
   };
   // Delayed answers not yet sent: closing the server cancels them, or a long delay would keep Jest's
@@ -83,24 +96,29 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         return;
       }
       if (texts.some((text) => state.hangs(text))) return;
+      const size = state.dimensionsOf[model] ?? dimensions;
       const data = texts.map((text, index) => ({
         object: 'embedding',
         index,
-        embedding: state.vectors.get(text) ?? hashVector(text, dimensions),
+        embedding: state.vectors.get(text) ?? hashVector(text, size),
       }));
-      const timer = setTimeout(() => {
-        pending.delete(timer);
-        response.writeHead(200, { 'Content-Type': 'application/json' });
-        response.end(
-          JSON.stringify({
-            object: 'list',
-            data: state.reshape(data),
-            model,
-            usage: { prompt_tokens: 0, total_tokens: 0 },
-          }),
-        );
-      }, state.delayMs);
-      pending.add(timer);
+      const answer = () => {
+        const timer = setTimeout(() => {
+          pending.delete(timer);
+          response.writeHead(200, { 'Content-Type': 'application/json' });
+          response.end(
+            JSON.stringify({
+              object: 'list',
+              data: state.reshape(data),
+              model,
+              usage: { prompt_tokens: 0, total_tokens: 0 },
+            }),
+          );
+        }, state.delayMs);
+        pending.add(timer);
+      };
+      if (texts.some((text) => state.holds(text))) held.push(answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

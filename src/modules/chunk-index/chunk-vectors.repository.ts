@@ -185,11 +185,14 @@ export class ChunkVectorsRepository {
 
   /** Drops the generation being built, if any: whether there was one. */
   async cancelGeneration(tx: Tx, datasetId: string): Promise<boolean> {
+    // In a WITH: TypeORM answers a bare UPDATE with its rows and count, not its rows.
     const [row] = await tx.query<{ seq: string }[]>(
-      `UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
-              reembed_requested_at = NULL
-        WHERE dataset_id = $1 AND next_embedding_model IS NOT NULL
-        RETURNING dataset_seq::text AS seq`,
+      `WITH cancelled AS (
+         UPDATE dataset_index SET next_embedding_model = NULL, next_embedding_dimensions = NULL,
+                reembed_requested_at = NULL
+          WHERE dataset_id = $1 AND next_embedding_model IS NOT NULL
+          RETURNING dataset_seq)
+       SELECT dataset_seq::text AS seq FROM cancelled`,
       [datasetId],
     );
     if (!row) return false;
