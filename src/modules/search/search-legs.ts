@@ -4,6 +4,7 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
+import type { ExactScores } from 'src/modules/search/fusion.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
@@ -29,25 +30,26 @@ export class SearchLegs {
     query: string,
     run: { semantic: boolean; keyword: boolean },
     request: LegRequest & { vector?: Promise<number[]> },
-  ): Promise<{ semantic?: LegHit[]; keyword?: LegHit[] }> {
-    const { vector, ...leg } = request;
+  ): Promise<RankedLegs> {
+    const { vector: given, ...leg } = request;
+    const vector = run.semantic ? (given ?? this.queryVectors.one(query, leg.deadline)) : undefined;
+    const vectorDataset = {
+      id: dataset.id,
+      seq: dataset.seq,
+      chunks: index.chunkCount,
+      dimensions: index.embeddingDimensions!,
+      model: index.embeddingModel!,
+      ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
+    };
     const [semantic, keyword] = await Promise.all([
-      run.semantic
-        ? this.vectorLeg.rank(
-            {
-              id: dataset.id,
-              seq: dataset.seq,
-              chunks: index.chunkCount,
-              dimensions: index.embeddingDimensions!,
-              model: index.embeddingModel!,
-              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
-            },
-            vector ?? this.queryVectors.one(query, leg.deadline),
-            { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
-          )
+      vector
+        ? this.vectorLeg.rank(vectorDataset, vector, {
+            ...leg,
+            candidates: Math.max(MIN_CANDIDATES, leg.candidates),
+          })
         : undefined,
       run.keyword
-        ? this.keywordLeg.rank(
+        ? this.keywordLeg.rankScoring(
             { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
             query,
             { k1: this.config.bm25K1, b: this.config.bm25B },
@@ -55,6 +57,33 @@ export class SearchLegs {
           )
         : undefined,
     ]);
-    return { semantic, keyword };
+    if (!semantic || !keyword || !vector) return { semantic, keyword: keyword?.hits };
+    // Each leg's score of the chunks only the other ranked: the fusion then weighs every candidate by
+    // both legs' evidence, rather than by a guess for the leg that left it out.
+    const unranked = (hits: LegHit[], by: LegHit[]) => {
+      const ranked = new Set(by.map((hit) => hit.chunkSeq));
+      return hits.map((hit) => hit.chunkSeq).filter((seq) => !ranked.has(seq));
+    };
+    const semanticScores = await this.vectorLeg.scoreOf(
+      vectorDataset,
+      vector,
+      unranked(keyword.hits, semantic),
+      leg.deadline,
+    );
+    return {
+      semantic,
+      keyword: keyword.hits,
+      exact: { semantic: semanticScores, keyword: keyword.scoreOf(unranked(semantic, keyword.hits)) },
+    };
   }
+}
+
+/**
+ * The legs' candidates, and when both ran, each leg's own score of the candidates only the other one
+ * ranked (`exact`: a chunk without a vector has no semantic score there).
+ */
+export interface RankedLegs {
+  semantic?: LegHit[];
+  keyword?: LegHit[];
+  exact?: ExactScores;
 }
