@@ -119,27 +119,6 @@ export class ChunkReadsRepository {
   }
 
   /**
-   * The cosine similarity to `vector` of each of `seqs` with a vector of its dimension, as `nearest`
-   * computes it (`1 -` its distance), in the statement's snapshot; a chunk without one is left out, and
-   * all are when the dataset is no longer embedded by `model`. For chunks the vector leg did not rank.
-   */
-  async similarities(
-    read: Read,
-    { datasetSeq, model, vector }: { datasetSeq: string; model: string; vector: number[] },
-    seqs: string[],
-  ): Promise<Map<string, number>> {
-    if (seqs.length === 0) return new Map();
-    const rows = await read<{ seq: string; similarity: number }>(
-      `SELECT c.seq, 1 - (c.embedding <=> $2::vector) AS similarity
-         FROM chunks c
-        WHERE c.dataset_seq = $1 AND c.seq = ANY($3::bigint[]) AND vector_dims(c.embedding) = $4
-          AND EXISTS (SELECT FROM dataset_index s WHERE s.dataset_seq = $1 AND s.embedding_model = $5)`,
-      [datasetSeq, vectorParam(vector), seqs, vector.length, model],
-    );
-    return new Map(rows.map((row) => [row.seq, row.similarity]));
-  }
-
-  /**
    * The dataset's `candidates` chunks nearest to `vector` by cosine distance, nearest first (then by
    * chunk), of ready documents passing the filter; the first `shown` carry their document's metadata
    * and file name.

@@ -265,31 +265,6 @@ export function bm25Ceiling(dfs: number[], chunkCount: number, parameters: Bm25P
  * Returns the `k` best, best first (of the chunks in `only`, when given: the statistics stay the
  * dataset's), and how many chunks matched.
  */
-/**
- * The BM25 score of each of `chunks` (0 for one that holds no term), added up term by term in the
- * terms' order, as `rankBm25` does: a chunk scores the same whether ranked or scored here. One pass
- * over the postings, for the chunks another leg ranked and this one did not (`fuse`'s exact scores).
- */
-export function scoreBm25(
-  terms: Postings[],
-  chunkCount: number,
-  totalLength: number,
-  parameters: Bm25Parameters,
-  chunks: ReadonlySet<number>,
-): Map<number, number> {
-  const bm25 = new Bm25Weights(chunkCount, totalLength, parameters);
-  const scores = new Map<number, number>([...chunks].map((chunk) => [chunk, 0]));
-  for (const postings of terms) {
-    const weight = bm25.weight(postings.chunks.length);
-    for (let i = 0; i < postings.chunks.length; i++) {
-      const chunk = postings.chunks[i];
-      const sum = scores.get(chunk);
-      if (sum !== undefined) scores.set(chunk, sum + bm25.score(weight, postings.tf[i], postings.length[i]));
-    }
-  }
-  return scores;
-}
-
 export function rankBm25(
   terms: Postings[],
   chunkCount: number,

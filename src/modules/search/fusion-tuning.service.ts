@@ -20,7 +20,8 @@ import { fuse } from 'src/modules/search/fusion.js';
 import { pseudoQuery } from 'src/modules/search/pseudo-queries.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
-import { MIN_CANDIDATES, type RankedLegs, SearchLegs } from 'src/modules/search/search-legs.js';
+import { MIN_CANDIDATES, SearchLegs } from 'src/modules/search/search-legs.js';
+import type { LegHit } from 'src/modules/search/search.types.js';
 
 /** The tuning's constants (docs/search.md, Weights chosen per dataset, says why each is what it is). */
 export const TUNING = {
@@ -162,7 +163,7 @@ export class FusionTuningService implements OnApplicationBootstrap, BeforeApplic
 
 /** nDCG@10 of one query whose only relevant chunk is `target`: 1 / log2(rank + 1) within the first 10. */
 function knownItemGain(
-  legs: RankedLegs,
+  legs: { semantic?: LegHit[]; keyword?: LegHit[] },
   weights: { keyword: number; semantic: number },
   target: string,
 ): number {

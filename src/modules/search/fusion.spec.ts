@@ -74,30 +74,6 @@ describe('fuse', () => {
     });
   });
 
-  it("weighs a chunk one leg did not rank by that leg's own score of it, within the leg's range", () => {
-    const legs = {
-      semantic: [hit('2', 0.9), hit('3', 0.45)],
-      keyword: [hit('1', 20), hit('3', 16), hit('4', 2)],
-    };
-    const fused = fuse({
-      ...legs,
-      // Chunk 1 scores 0.18 by cosine (below the semantic floor of 0.5), chunk 4 has no vector; chunk
-      // 2 holds no query term, and a cosine above the leg's best counts as the best.
-      exact: { semantic: new Map([['1', 0.18]]), keyword: new Map([['2', 0]]) },
-    });
-    // 3 = (0.8 + 0.5) / 2; 1 = (1 + 0.2) / 2; 2 = (0 + 1) / 2; 4 = (0.1 + the floor 0.5) / 2.
-    expect(fused.map(({ chunkSeq, fusion }) => [chunkSeq, Math.round(fusion * 1e9) / 1e9])).toEqual([
-      ['3', 0.65],
-      ['1', 0.6],
-      ['2', 0.5],
-      ['4', 0.3],
-    ]);
-    // The scores shown are the legs' that ranked the chunk: an exact score orders, it is no evidence.
-    expect(fused.find((entry) => entry.chunkSeq === '1')?.semantic).toBeUndefined();
-    const above = fuse({ ...legs, exact: { semantic: new Map([['1', 1.2]]), keyword: new Map() } });
-    expect(above[0]).toMatchObject({ chunkSeq: '1', fusion: 1 });
-  });
-
   it('follows the weights: a leg weighted up leads the order, a leg of weight 0 takes no part', () => {
     const legs = {
       semantic: [hit('2', 0.9, undefined, 0.9), hit('1', 0.3, undefined, 0.2)],

@@ -37,18 +37,11 @@ interface LegPlace {
 
 const LEGS = ['semantic', 'keyword'] as const;
 
-/** Each leg's own score of chunks it did not rank but the other leg did (`SearchLegs.rank`). */
-export interface ExactScores {
-  semantic: Map<string, number>;
-  keyword: Map<string, number>;
-}
-
 /**
  * Fuses the legs' ranked candidates. **The order** is a convex combination of each leg's score
  * divided by its best candidate's, `weights.keyword × bm25 / bm25_best + weights.semantic × cos / cos_best`;
- * a chunk one leg did not rank takes that leg's own score of it when `legs.exact` has one (within
- * the leg's range of candidates), else that leg's lowest normalised candidate, the most it could
- * have had. Scores, not ranks, are fused, so a weak leg's near-ties cannot reorder a strong leg's clear
+ * a chunk one leg did not rank takes that leg's lowest normalised candidate, the most it could have
+ * had. Scores, not ranks, are fused, so a weak leg's near-ties cannot reorder a strong leg's clear
  * ranking (docs/search.md, Fusion and the score, has the measurements); ties go to the older chunk.
  * A leg of weight 0 takes no part.
  *
@@ -61,7 +54,7 @@ export interface ExactScores {
  *   the best relevance of any candidate.
  */
 export function fuse(
-  legs: { semantic?: LegHit[]; keyword?: LegHit[]; exact?: ExactScores },
+  legs: { semantic?: LegHit[]; keyword?: LegHit[] },
   weights: FusionWeights = EQUAL_WEIGHTS,
 ): Fused[] {
   const counted = LEGS.filter((leg) => legs[leg] && (weights[leg] > 0 || !legs[other(leg)]));
@@ -80,11 +73,7 @@ export function fuse(
   const ranked = [...fused.values()]
     .map((entry) => ({
       ...entry,
-      fusion: counted.reduce(
-        (sum, leg) =>
-          sum + share(leg) * scales[leg](entry[leg]?.score ?? legs.exact?.[leg].get(entry.chunkSeq)),
-        0,
-      ),
+      fusion: counted.reduce((sum, leg) => sum + share(leg) * scales[leg](entry[leg]?.score), 0),
     }))
     .sort((a, b) => b.fusion - a.fusion || Number(a.chunkSeq) - Number(b.chunkSeq))
     .map((entry): Fused => {
@@ -110,9 +99,8 @@ function other(leg: (typeof LEGS)[number]): (typeof LEGS)[number] {
 }
 
 /**
- * A leg's score as a share of its best candidate's, within 0..1 (a chunk the leg did not rank may
- * score beyond its candidates' range), and the lowest candidate's share for a chunk without a score.
- * A best at or below 0 (cosines can be negative) shifts the scores to start at 0.
+ * A leg's score as a share of its best candidate's, and the lowest such share for a chunk the leg
+ * did not rank. A best at or below 0 (cosines can be negative) shifts the scores to start at 0.
  */
 function normaliser(hits: LegHit[]): (score: number | undefined) => number {
   const scores = hits.map((hit) => hit.score);
@@ -120,7 +108,7 @@ function normaliser(hits: LegHit[]): (score: number | undefined) => number {
   const low = Math.min(...scores);
   const shift = low < 0 ? -low : 0;
   const top = high + shift;
-  const of = (score: number) => (top > 0 ? Math.min(1, Math.max(0, (score + shift) / top)) : 1);
+  const of = (score: number) => (top > 0 ? (score + shift) / top : 1);
   const floor = hits.length > 0 ? of(low) : 0;
   return (score) => (score === undefined ? floor : of(score));
 }

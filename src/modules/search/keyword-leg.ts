@@ -7,13 +7,7 @@ import {
   type VersionedPostings,
 } from 'src/modules/chunk-index/postings.repository.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
-import {
-  type Bm25Parameters,
-  bm25Ceiling,
-  rankBm25,
-  type Scored,
-  scoreBm25,
-} from 'src/modules/search/bm25.js';
+import { type Bm25Parameters, bm25Ceiling, rankBm25, type Scored } from 'src/modules/search/bm25.js';
 import { documentCondition, type ParsedFilter } from 'src/modules/search/filters.js';
 import { PostingsCache } from 'src/modules/search/postings-cache.js';
 import { keywordRelevance } from 'src/modules/search/relevance.js';
@@ -93,35 +87,8 @@ export class KeywordLeg {
     dataset: { id: string; seq: string; language: string; chunkCount: number },
     query: string,
     bm25: Bm25Parameters,
-    request: LegRequest,
-  ): Promise<LegHit[]> {
-    return (await this.ranked(dataset, query, bm25, request)).hits;
-  }
-
-  /**
-   * `rank`, and the BM25 score, in the ranking's snapshot, of chunks it did not rank (`scoreBm25`):
-   * those another leg ranked, for the fusion (`fuse`'s exact scores). 0 for a chunk without a term.
-   */
-  async rankScoring(
-    dataset: { id: string; seq: string; language: string; chunkCount: number },
-    query: string,
-    bm25: Bm25Parameters,
-    request: LegRequest,
-  ): Promise<{ hits: LegHit[]; scoreOf: (chunkSeqs: string[]) => Map<string, number> }> {
-    const { hits, terms } = await this.ranked(dataset, query, bm25, request);
-    const scoreOf = (chunkSeqs: string[]) => {
-      const scores = scoreBm25(terms.postings, terms.n, terms.total, bm25, new Set(chunkSeqs.map(Number)));
-      return new Map([...scores].map(([chunk, score]) => [String(chunk), score]));
-    };
-    return { hits, scoreOf };
-  }
-
-  private async ranked(
-    dataset: { id: string; seq: string; language: string; chunkCount: number },
-    query: string,
-    bm25: Bm25Parameters,
     { filter, passing, candidates, shown, deadline }: LegRequest,
-  ): Promise<{ hits: LegHit[]; terms: TermsSnapshot }> {
+  ): Promise<LegHit[]> {
     const { seq: datasetSeq, language } = dataset;
     const rank =
       ({ postings, n, total }: TermsSnapshot, only?: ReadonlySet<number>) =>
@@ -146,7 +113,7 @@ export class KeywordLeg {
         'REPEATABLE READ',
         async (read) => {
           const terms = (await this.terms(read, datasetSeq, language, query, true))!;
-          if (terms.postings.length === 0) return { hits: [], terms };
+          if (terms.postings.length === 0) return [];
           // The passing chunks alone, ranked, with the rows of those that can be shown; null when
           // more than the leg reads at once.
           const amongPassing = async () => {
@@ -178,7 +145,7 @@ export class KeywordLeg {
               candidates,
               few === undefined && amongPassing,
             ));
-          return { hits: judged(terms, hits), terms };
+          return judged(terms, hits);
         },
         { deadline },
       );
@@ -194,10 +161,7 @@ export class KeywordLeg {
     // The ranking is the snapshot's: a chunk deleted since keeps its rank, without a row, and is
     // left out when the results are read (see SearchService).
     const ranked = rank(snapshot)(candidates).ranked;
-    return {
-      hits: judged(snapshot, await this.withShownRows(datasetSeq, ranked, shown, deadline)),
-      terms: snapshot,
-    };
+    return judged(snapshot, await this.withShownRows(datasetSeq, ranked, shown, deadline));
   }
 
   /**

@@ -4,7 +4,6 @@ import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
-import type { ExactScores } from 'src/modules/search/fusion.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import { VectorLeg } from 'src/modules/search/vector-leg.js';
 
@@ -30,26 +29,25 @@ export class SearchLegs {
     query: string,
     run: { semantic: boolean; keyword: boolean },
     request: LegRequest & { vector?: Promise<number[]> },
-  ): Promise<RankedLegs> {
-    const { vector: given, ...leg } = request;
-    const vector = run.semantic ? (given ?? this.queryVectors.one(query, leg.deadline)) : undefined;
-    const vectorDataset = {
-      id: dataset.id,
-      seq: dataset.seq,
-      chunks: index.chunkCount,
-      dimensions: index.embeddingDimensions!,
-      model: index.embeddingModel!,
-      ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
-    };
+  ): Promise<{ semantic?: LegHit[]; keyword?: LegHit[] }> {
+    const { vector, ...leg } = request;
     const [semantic, keyword] = await Promise.all([
-      vector
-        ? this.vectorLeg.rank(vectorDataset, vector, {
-            ...leg,
-            candidates: Math.max(MIN_CANDIDATES, leg.candidates),
-          })
+      run.semantic
+        ? this.vectorLeg.rank(
+            {
+              id: dataset.id,
+              seq: dataset.seq,
+              chunks: index.chunkCount,
+              dimensions: index.embeddingDimensions!,
+              model: index.embeddingModel!,
+              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
+            },
+            vector ?? this.queryVectors.one(query, leg.deadline),
+            { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
+          )
         : undefined,
       run.keyword
-        ? this.keywordLeg.rankScoring(
+        ? this.keywordLeg.rank(
             { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
             query,
             { k1: this.config.bm25K1, b: this.config.bm25B },
@@ -57,33 +55,6 @@ export class SearchLegs {
           )
         : undefined,
     ]);
-    if (!semantic || !keyword || !vector) return { semantic, keyword: keyword?.hits };
-    // Each leg's score of the chunks only the other ranked: the fusion then weighs every candidate by
-    // both legs' evidence, rather than by a guess for the leg that left it out.
-    const unranked = (hits: LegHit[], by: LegHit[]) => {
-      const ranked = new Set(by.map((hit) => hit.chunkSeq));
-      return hits.map((hit) => hit.chunkSeq).filter((seq) => !ranked.has(seq));
-    };
-    const semanticScores = await this.vectorLeg.scoreOf(
-      vectorDataset,
-      vector,
-      unranked(keyword.hits, semantic),
-      leg.deadline,
-    );
-    return {
-      semantic,
-      keyword: keyword.hits,
-      exact: { semantic: semanticScores, keyword: keyword.scoreOf(unranked(semantic, keyword.hits)) },
-    };
+    return { semantic, keyword };
   }
-}
-
-/**
- * The legs' candidates, and when both ran, each leg's own score of the candidates only the other one
- * ranked (`exact`: a chunk without a vector has no semantic score there).
- */
-export interface RankedLegs {
-  semantic?: LegHit[];
-  keyword?: LegHit[];
-  exact?: ExactScores;
 }

@@ -27,11 +27,6 @@ interface Legs {
 
 const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false, min_score: 0 } as const;
 
-/** The keyword leg's `rankScoring` of a leg that ranks as `rank` does and scores nothing else. */
-function keywordScoring(rank: NonNullable<Legs['keyword']>): KeywordLeg['rankScoring'] {
-  return async (...args) => ({ hits: await rank(...args), scoreOf: () => new Map() });
-}
-
 /**
  * A service over one dataset, with a query embedder that records what it is given. Its legs find
  * nothing unless `legs` says otherwise; `reranker` is the configured reranker, if any.
@@ -67,12 +62,8 @@ function setUp({
   const queryVectors = new QueryVectors(strictMock<EmbeddingService>({ current: () => provider }));
   const search = new SearchService(
     new SearchLegs(
-      strictMock<KeywordLeg>(
-        legs.keyword ? { rankScoring: keywordScoring(legs.keyword), rank: legs.keyword } : {},
-      ),
-      strictMock<VectorLeg>(
-        legs.semantic ? { rank: legs.semantic, scoreOf: () => Promise.resolve(new Map()) } : {},
-      ),
+      strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
+      strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
       queryVectors,
       config,
     ),

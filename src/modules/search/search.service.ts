@@ -242,7 +242,7 @@ export class SearchService {
     const shown = reranker ? Math.max(options.limit, this.rerank.candidates) : options.limit;
 
     const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
-    const legs = await this.legs.rank(
+    const { semantic, keyword } = await this.legs.rank(
       { dataset, index },
       query,
       {
@@ -259,7 +259,7 @@ export class SearchService {
         vector: prepared.vectors.get(query),
       },
     );
-    let ranked = fuse(legs, fusion?.weights);
+    let ranked = fuse({ semantic, keyword }, fusion?.weights);
     const read = (seqs: string[]) =>
       this.chunkReads.chunks(this.reads.statements(deadline), dataset.seq, seqs);
 

@@ -70,21 +70,6 @@ export class VectorLeg {
     this.calibrations = config.semanticCalibrations;
   }
 
-  /** The leg's score (cosine similarity) of chunks it did not rank, for the fusion (`fuse`'s exact scores). */
-  async scoreOf(
-    dataset: { seq: string; model: string },
-    embedding: Promise<number[]>,
-    chunkSeqs: string[],
-    deadline?: AbortSignal,
-  ): Promise<Map<string, number>> {
-    const vector = await embedding;
-    return this.chunkReads.similarities(
-      this.reads.statements(deadline),
-      { datasetSeq: dataset.seq, model: dataset.model, vector },
-      chunkSeqs,
-    );
-  }
-
   async rank(
     dataset: {
       id: string;
