@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDataset, ingest } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
@@ -429,6 +432,45 @@ describe('Evaluation with vectors', () => {
           row.weights,
           benchFigures(ranking, relevant),
         ]);
+      }
+    }
+  });
+
+  it('answers the MCP tool evaluate with the same JSON, and its refusals as tool errors', async () => {
+    const rest = await evaluation();
+    const withoutTime = ({ evaluation_time_ms: _, ...rest }: Evaluation) => rest;
+    for (const [path, args] of [
+      ['/v1/mcp', { dataset_id: datasetId }],
+      [`/v1/mcp/datasets/${datasetId}`, {}],
+    ] as const) {
+      const client = new Client({ name: 'evaluation test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.url}${path}`), {
+          requestInit: { headers: { Authorization: `Bearer ${key.api_key}` } },
+        }),
+      );
+      try {
+        const tools = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(tools).toContain('evaluate');
+        const answer = (await client.callTool({
+          name: 'evaluate',
+          arguments: { ...args, queries: QUERIES, weights: WEIGHTS, per_query: true },
+        })) as CallToolResult;
+        expect(answer.isError).toBeFalsy();
+        expect(JSON.parse((answer.content[0] as { text: string }).text)).toEqual(answer.structuredContent);
+        expect(withoutTime(answer.structuredContent as unknown as Evaluation)).toEqual(withoutTime(rest));
+
+        const refused = (await client.callTool({
+          name: 'evaluate',
+          arguments: { ...args, queries: [{ query: 'solar', relevant: [] }] },
+        })) as CallToolResult;
+        expect(refused.isError).toBe(true);
+        expect(JSON.parse((refused.content[0] as { text: string }).text)).toMatchObject({
+          code: 'validation_error',
+          details: { field: 'queries[0].relevant', issue: 'must name at least one relevant document' },
+        });
+      } finally {
+        await client.close();
       }
     }
   });
