@@ -10,7 +10,9 @@
 // model potion-base-2M through the local provider; `lexical`, controlled vectors that share words
 // (bench/lexical-embedder.mjs); `random`, vectors that carry no information. Each run also fuses the
 // legs' own rankings at fixed weights (bench/fusion-study.mjs). Then once with documents indexed whole
-// (BEIR's setting), keyword only.
+// (BEIR's setting), keyword only. Each run also sends the judged queries to the service's evaluation
+// endpoint (POST /v1/datasets/{id}/evaluations, in pages of 100) and sets its figures beside the
+// bench's own, with their largest difference, which should be 0.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
@@ -123,6 +125,19 @@ for (const [name, runResult] of Object.entries(result.runs)) {
       );
     }
   }
+  const { endpoint } = runResult;
+  console.log(
+    `  evaluation endpoint (${endpoint.pages} pages, ${endpoint.ms} ms): largest difference from the bench's ` +
+      `figures ${endpoint.max_abs_difference}, per query ${endpoint.max_abs_difference_per_query}`,
+  );
+  if (endpoint.semantic_unavailable)
+    console.log(`    semantic unavailable: ${endpoint.semantic_unavailable}`);
+  for (const row of endpoint.modes) {
+    const label = row.weights ? `hybrid ${row.weights_source} ${row.weights.semantic}` : row.mode;
+    console.log(
+      `    ${label.padEnd(20)} nDCG@10 ${row.ndcg_at_10}  Recall@100 ${row.recall_at_100}  MRR@10 ${row.mrr_at_10}`,
+    );
+  }
   if (runResult.fusion) {
     const { weights, pseudo_queries, evidence, seconds_after_ingestion } = runResult.fusion;
     console.log(
@@ -195,6 +210,8 @@ async function run(settings, modes) {
       settings.EMBEDDING_PROVIDER === 'none'
         ? undefined
         : await chosenFusion(server.url, dataset.id, headers);
+    // The same judged queries through the service's evaluation endpoint, on the index as it stands.
+    const evaluated = await evaluation(post, dataset.id);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const chunks = Number((await client.query('SELECT chunk_count FROM dataset_index')).rows[0].chunk_count);
@@ -223,7 +240,8 @@ async function run(settings, modes) {
     };
     ask.run = JSON.stringify(settings.EMBEDDING_MODEL ?? 'none');
     const measured = {};
-    for (const mode of modes) measured[mode] = await measure(ask, mode);
+    const perQuery = {};
+    for (const mode of modes) measured[mode] = await measure(ask, mode, perQuery);
     const study = modes.includes('hybrid') ? await fusionStudy(ask) : undefined;
     await app.close();
     return {
@@ -232,6 +250,7 @@ async function run(settings, modes) {
       ingest_seconds: ingestSeconds,
       fusion,
       modes: measured,
+      endpoint: compared(evaluated, measured, perQuery),
       study,
     };
   } finally {
@@ -254,6 +273,85 @@ async function chosenFusion(url, datasetId, headers) {
     if (performance.now() - quiet > 600_000) throw new Error('no fusion weights chosen within 10 minutes');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/**
+ * The evaluation endpoint's figures for the train queries (each relevant document named by its
+ * `source_id`, with its qrels grade), sent in pages of 100 with `per_query`: each row's per-query
+ * figures in the qrels' order, and their means over all queries, rounded as the bench rounds.
+ */
+async function evaluation(post, datasetId) {
+  const judged = [...qrels].map(([queryId, relevant]) => ({
+    query: queries.get(queryId),
+    relevant: [...relevant].map(([sourceId, grade]) => ({ metadata: { source_id: sourceId }, grade })),
+  }));
+  const started = performance.now();
+  const pages = [];
+  for (let i = 0; i < judged.length; i += 100) {
+    pages.push(
+      await post(`/v1/datasets/${datasetId}/evaluations`, {
+        queries: judged.slice(i, i + 100),
+        per_query: true,
+      }),
+    );
+  }
+  const name = ({ mode, weights, weights_source }) =>
+    weights ? `${mode} ${weights_source} ${weights.keyword}/${weights.semantic}` : mode;
+  const rows = pages[0].modes.map(name);
+  for (const page of pages) {
+    if (JSON.stringify(page.modes.map(name)) !== JSON.stringify(rows))
+      throw new Error('pages judged other rows');
+  }
+  const perQuery = pages.flatMap((page) => page.per_query);
+  return {
+    pages: pages.length,
+    ms: Math.round(performance.now() - started),
+    semantic_unavailable: pages[0].semantic_unavailable,
+    rows: pages[0].modes.map((row, j) => {
+      const figures = perQuery.map((query) => query.modes[j]);
+      const { mode, weights, weights_source } = row;
+      return {
+        mode,
+        weights,
+        weights_source,
+        ndcg_at_10: round(mean(figures.map((f) => f.ndcg_at_10))),
+        recall_at_100: round(mean(figures.map((f) => f.recall_at_100))),
+        mrr_at_10: round(mean(figures.map((f) => f.mrr_at_10))),
+        per_query: figures,
+      };
+    }),
+  };
+}
+
+/**
+ * The endpoint's figures beside the bench's own: the row of each mode the bench measures (hybrid at
+ * the weights its searches use, as the bench's hybrid is), and the largest absolute difference of the
+ * means and of the per-query figures.
+ */
+function compared(evaluated, measured, perQuery) {
+  const METRICS = { ndcg_at_10: 'ndcg10', recall_at_100: 'recall100', mrr_at_10: 'mrr10' };
+  let largest = 0;
+  let largestPerQuery = 0;
+  for (const mode of Object.keys(measured)) {
+    const row = evaluated.rows.find(
+      (r) => r.mode === mode && (mode !== 'hybrid' || ['dataset', 'default'].includes(r.weights_source)),
+    );
+    if (!row) throw new Error(`the endpoint gave no ${mode} row`);
+    for (const [metric, own] of Object.entries(METRICS)) {
+      largest = Math.max(largest, Math.abs(row[metric] - measured[mode][metric]));
+      perQuery[mode][own].forEach((x, i) => {
+        largestPerQuery = Math.max(largestPerQuery, Math.abs(x - row.per_query[i][metric]));
+      });
+    }
+  }
+  return {
+    pages: evaluated.pages,
+    ms: evaluated.ms,
+    semantic_unavailable: evaluated.semantic_unavailable,
+    modes: evaluated.rows.map(({ per_query: _, ...row }) => row),
+    max_abs_difference: largest,
+    max_abs_difference_per_query: largestPerQuery,
+  };
 }
 
 /**
@@ -292,8 +390,10 @@ async function fusionStudy(ask) {
   };
 }
 
-async function measure(ask, mode) {
+/** `perQuery[mode]` gets each query's figures, which the endpoint's are compared with. */
+async function measure(ask, mode, perQuery) {
   const metrics = { ndcg10: [], recall100: [], mrr10: [] };
+  perQuery[mode] = metrics;
   const latencies = [];
   const pooled = []; // [score, rank, relevant, relevance alone] of every query's first 10 results
   let relevantFirst = 0;

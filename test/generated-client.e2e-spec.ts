@@ -21,7 +21,7 @@ describe('A client generated from the OpenAPI document', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('creates, uploads text and a file, waits, searches, batches and deletes', async () => {
+  it('creates, uploads text and a file, waits, searches, batches, evaluates and deletes', async () => {
     await mkdir(dir, { recursive: true });
     await run(process.execPath, [
       'test/generated-client/generate.mjs',
@@ -55,6 +55,7 @@ describe('A client generated from the OpenAPI document', () => {
       file: { filename: string; metadata: object };
       search: { document_id: string; score: number }[];
       batch: { query: string; results: number }[];
+      evaluation: { modes: string[]; mrr_at_10: number; per_query: number };
       documents: { text: string; file: string };
       after_delete: { status: number; code: string };
     };
@@ -65,6 +66,8 @@ describe('A client generated from the OpenAPI document', () => {
       { query: 'install on linux', results: 1 },
       { query: 'reset a password', results: 1 },
     ]);
+    // Keyword-only here: each query's judged document first.
+    expect(seen.evaluation).toEqual({ modes: ['keyword'], mrr_at_10: 1, per_query: 2 });
     expect(seen.after_delete).toEqual({ status: 404, code: 'dataset_not_found' });
   });
 });

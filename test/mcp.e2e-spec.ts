@@ -80,7 +80,7 @@ function post(t: TestApp, path: string, body: unknown, headers: Record<string, s
 }
 
 /** The tools offered to any caller; writing needs credentials. */
-const READ_TOOLS = ['search', 'batch_search', 'list_datasets', 'list_documents', 'fetch'];
+const READ_TOOLS = ['search', 'batch_search', 'list_datasets', 'list_documents', 'fetch', 'evaluate'];
 
 const GUIDE =
   'To install the router, connect the antenna and press the reset button for ten seconds.\n\n' +

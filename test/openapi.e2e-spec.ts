@@ -168,6 +168,14 @@ describe('The OpenAPI document', () => {
       .send({ ...batch.plain.value, dataset_id: dataset.body.id })
       .expect(200);
     expect(answered.body.results[0].results).toHaveLength(1);
+    const evaluation = operation('evaluateSearch').requestBody!.content['application/json'].examples!;
+    expect(Object.keys(evaluation)).toEqual(['plain', 'graded']);
+    const measured = await t.http
+      .post(`/v1/datasets/${dataset.body.id}/evaluations`)
+      .set(bearer(key))
+      .send(evaluation.plain.value)
+      .expect(200);
+    expect(measured.body).toMatchObject({ dataset_id: dataset.body.id, queries: 1 });
   });
 
   it('takes a file on uploadDocument, and a Blob whose part says what it is', async () => {

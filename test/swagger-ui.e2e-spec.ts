@@ -102,6 +102,16 @@ describe('Swagger UI as it stands', () => {
     );
     expect(new Set(results.map((result) => result.document_id))).toEqual(new Set(ids));
 
+    const evaluation = await inStep('evaluate the dataset with the example', open, async () => {
+      const operation = await tryOut('evaluateSearch', 'search');
+      await fillPath(operation, 'dataset_id', first.id);
+      return execute(operation, /\/evaluations$/);
+    });
+    expect(evaluation.status()).toBe(200);
+    // Both documents carry the example's metadata (category guide), and the keyword leg finds them.
+    const measured = (await evaluation.json()) as { modes: { mode: string; recall_at_100: number }[] };
+    expect(measured.modes[0]).toMatchObject({ mode: 'keyword', recall_at_100: 1 });
+
     await inStep('error examples are their own status', open, async () => {
       const operation = page.locator('#operations-datasets-createDataset');
       const unauthorized = operation.locator('tr.response[data-code="4XX"]');

@@ -8,6 +8,7 @@ import {
   createDocument,
   deleteDataset,
   deleteDocument,
+  evaluateSearch,
   getDataset,
   getDocument,
   searchDataset,
@@ -52,6 +53,16 @@ const { data: search } = await searchDataset({ body: { query: 'install on linux'
 const { data: batch } = await batchSearchDataset({
   body: { queries: ['install on linux', 'reset a password'], dataset_id: dataset.id },
 });
+const { data: evaluation } = await evaluateSearch({
+  path: { dataset_id: dataset.id },
+  body: {
+    queries: [
+      { query: 'install on linux', relevant: [{ document_id: text.document_id }] },
+      { query: 'reset a password', relevant: [{ metadata: { category: 'account' }, grade: 2 }] },
+    ],
+    per_query: true,
+  },
+});
 await deleteDocument({ path: { dataset_id: dataset.id, document_id: text.document_id } });
 await deleteDataset({ path: { dataset_id: dataset.id } });
 const missing = await getDataset({ path: { dataset_id: dataset.id }, throwOnError: false });
@@ -62,6 +73,11 @@ console.log(
     file: { filename: file.filename, metadata: file.metadata },
     search: search.results.map((result) => ({ document_id: result.document_id, score: result.score })),
     batch: batch.results.map((item) => ({ query: item.query, results: item.results.length })),
+    evaluation: {
+      modes: evaluation.modes.map((mode) => mode.mode),
+      mrr_at_10: evaluation.modes[0].mrr_at_10,
+      per_query: evaluation.per_query?.length,
+    },
     documents: { text: text.document_id, file: file.document_id },
     after_delete: { status: missing.response?.status, code: missing.error?.code },
   }),

@@ -9,7 +9,7 @@ export const MAX_BODY_DEPTH = 32;
 /**
  * More object keys, counted over the whole body, than any valid request holds: metadata, the largest
  * object a request carries, is at most 16 KB of JSON and so fewer than 3,000 keys, and a filter at
- * most 10 fields with their operators.
+ * most 10 fields with their operators. (An evaluation with more judged documents is sent in pages.)
  */
 export const MAX_BODY_KEYS = 5_000;
 

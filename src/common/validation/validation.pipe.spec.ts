@@ -1,6 +1,7 @@
 import { AppError } from 'src/common/errors/app-error.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { CreateDatasetDto, ListDatasetsQueryDto } from 'src/modules/datasets/dto/dataset.dto.js';
+import { EvaluationRequestDto } from 'src/modules/search/dto/evaluation.dto.js';
 
 describe('AppValidationPipe', () => {
   const pipe = new AppValidationPipe();
@@ -32,6 +33,21 @@ describe('AppValidationPipe', () => {
         { field: 'name', issue: 'must be 1-200 characters after trimming' },
         { field: 'is_public', issue: 'must be a boolean' },
       ]),
+    });
+  });
+
+  it('names the items of nested arrays by their index, as the other checks of a body do', async () => {
+    const error = await errorOf(
+      pipe.transform(
+        {
+          queries: [{ query: 'a', relevant: [{ document_id: 'doc_1' }, { document_id: 'doc_2', grade: 0 }] }],
+        },
+        { type: 'body', metatype: EvaluationRequestDto },
+      ),
+    );
+    expect(error.details).toMatchObject({
+      field: 'queries[0].relevant[1].grade',
+      issue: 'must be an integer from 1 to 100',
     });
   });
 

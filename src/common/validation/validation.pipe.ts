@@ -6,10 +6,17 @@ import { RESERVED_KEYS, reservedKeyPath, textIssueIn } from 'src/common/validati
 import { isPlainObject } from 'src/common/validation/metadata.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
 
-/** Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields. */
-export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[] {
+/**
+ * Flattens class-validator's tree into `field: issue` pairs, with dotted paths for nested fields and
+ * an array's items by their index (`queries[2].query`), as the other checks of a body name them.
+ */
+export function fieldIssues(errors: ValidationError[], parent = '', inArray = false): CodedIssue[] {
   return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
+    const field = inArray
+      ? `${parent}[${error.property}]`
+      : parent
+        ? `${parent}.${error.property}`
+        : error.property;
     // A field that is missing fails its first rule, whose message (about a length, say) would not say so.
     const missing = error.value === undefined;
     const own = Object.entries(error.constraints ?? {}).map(([constraint, message]) => ({
@@ -18,7 +25,7 @@ export function fieldIssues(errors: ValidationError[], parent = ''): CodedIssue[
         constraint === 'whitelistValidation' ? 'is not a known field' : missing ? 'is required' : message,
       code: (error.contexts?.[constraint] as { code?: ErrorCode } | undefined)?.code,
     }));
-    return [...own, ...fieldIssues(error.children ?? [], field)];
+    return [...own, ...fieldIssues(error.children ?? [], field, Array.isArray(error.value))];
   });
 }
 

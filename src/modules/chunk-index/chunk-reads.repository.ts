@@ -78,6 +78,54 @@ export class ChunkReadsRepository {
   }
 
   /**
+   * The documents of the dataset's chunks among `seqs` (a chunk deleted since it was ranked has none):
+   * what an evaluation needs of a ranking, without the chunks' text.
+   */
+  async documentsOfChunks(read: Read, datasetSeq: string, seqs: string[]): Promise<Map<string, string>> {
+    if (seqs.length === 0) return new Map();
+    const rows = await read<{ seq: string; documentId: string }>(
+      `SELECT c.seq, c.document_id AS "documentId" FROM chunks c
+        WHERE c.seq = ANY($2::bigint[]) AND c.dataset_seq = $1`,
+      [datasetSeq, seqs],
+    );
+    return new Map(rows.map((row) => [row.seq, row.documentId]));
+  }
+
+  /** Those of `ids` that are documents of the dataset, whatever their status. */
+  async documentsAmong(read: Read, datasetId: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await read<{ id: string }>(
+      `SELECT d.id FROM documents d WHERE d.dataset_id = $1 AND d.id = ANY($2::text[])`,
+      [datasetId, ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * For each condition, up to `limit` of the dataset's documents (any status) that pass it: one
+   * statement for all of them, each condition a branch with its own parameters, served by the
+   * documents' metadata index as a search's filter is.
+   */
+  async documentsPassingEach(
+    read: Read,
+    datasetId: string,
+    conditions: DocumentCondition[],
+    limit: number,
+  ): Promise<string[][]> {
+    if (conditions.length === 0) return [];
+    const params: unknown[] = [datasetId, limit];
+    const branches = conditions.map((condition, i) => {
+      const { sql, params: own } = condition(params.length + 1);
+      params.push(...own);
+      return `(SELECT ${i} AS item, d.id FROM documents d WHERE d.dataset_id = $1 AND ${sql} LIMIT $2)`;
+    });
+    const rows = await read<{ item: number; id: string }>(branches.join('\nUNION ALL\n'), params);
+    const found = conditions.map((): string[] => []);
+    for (const row of rows) found[row.item].push(row.id);
+    return found;
+  }
+
+  /**
    * Up to `count` of the dataset's chunks, drawn by a hash of their key: the same chunks each time
    * while the dataset holds them, spread over all its documents.
    */

@@ -18,6 +18,7 @@ import {
   type ToolServices,
 } from 'src/modules/mcp/tools/tool.js';
 import { TOOLS } from 'src/modules/mcp/tools/tool-registry.js';
+import { EvaluationService } from 'src/modules/search/evaluation/evaluation.service.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 
 /** A tool with its listings, built once (at boot, so that a DTO no schema can say fails then). */
@@ -42,13 +43,14 @@ export class McpToolsService {
 
   constructor(
     search: SearchService,
+    evaluation: EvaluationService,
     datasets: DatasetsService,
     documents: DocumentsService,
     passages: PassagesRepository,
     documentRows: DocumentsRepository,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.services = { search, datasets, documents, passages, documentRows };
+    this.services = { search, evaluation, datasets, documents, passages, documentRows };
   }
 
   /** The tools as the endpoint lists them to this caller. */

@@ -10,6 +10,11 @@ import { VectorLeg } from 'src/modules/search/vector-leg.js';
 /** Each leg contributes its top max(50, 4 × limit) candidates to the fusion. */
 export const MIN_CANDIDATES = 50;
 
+/** The candidates each leg contributes to a hybrid search of `limit` results. */
+export function hybridCandidates(limit: number): number {
+  return Math.max(MIN_CANDIDATES, 4 * limit);
+}
+
 /** Both legs of a search over one dataset's index: what a search fuses, and what the tuning judges. */
 @Injectable()
 export class SearchLegs {

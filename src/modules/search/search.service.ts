@@ -1,7 +1,5 @@
-import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { mapConcurrently } from 'src/common/async/concurrency.js';
-import { withDeadline } from 'src/common/async/deadline.js';
 import { type AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
 import { RERANK_CONFIG, type RerankConfig } from 'src/modules/search/rerank/rerank.config.js';
@@ -25,11 +23,11 @@ import type {
 import { documentCondition, type ParsedFilter, parseFilters } from 'src/modules/search/filters.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js';
-import { MIN_CANDIDATES } from 'src/modules/search/search-legs.js';
 import { EQUAL_WEIGHTS, fuse, type FusionWeights, withRows } from 'src/modules/search/fusion.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
+import { withinSearchDeadline } from 'src/modules/search/search-deadline.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
-import { SearchLegs } from 'src/modules/search/search-legs.js';
+import { hybridCandidates, SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 
@@ -112,25 +110,10 @@ export class SearchService {
 
   /**
    * The request's whole answer within the search timeout: query embedding, both legs, reranking and
-   * reading the chunks, else 504 query_timeout. At the deadline `work`'s signal aborts, which cancels
-   * its statements still running in PostgreSQL (see `SearchReads`); each statement's own
-   * timeout is the backstop. It aborts as well when `work` fails: the rest of a batch whose answer
-   * is already an error stops too.
+   * reading the chunks, else 504 query_timeout (`withinSearchDeadline`).
    */
-  private async withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
-    const timeoutMs = this.config.timeoutMs;
-    const deadline = new AbortController();
-    // One listener for each statement under way, and a batch runs several queries of two legs each.
-    setMaxListeners(0, deadline.signal);
-    const answer = work(deadline.signal).catch((error: unknown) => {
-      deadline.abort(error);
-      throw error;
-    });
-    return withDeadline(answer, timeoutMs, () => {
-      const error = SearchErrors.timeout(timeoutMs);
-      deadline.abort(error);
-      return error;
-    });
+  private withinDeadline<T>(work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+    return withinSearchDeadline(this.config.timeoutMs, work);
   }
 
   /**
@@ -205,7 +188,7 @@ export class SearchService {
   }
 
   /** 400 for a query the service does not take (the DTO checks that it is a string). */
-  private checkQuery(query: string, field: string): void {
+  checkQuery(query: string, field: string): void {
     const issue = this.queryIssue(query, field);
     if (issue) throw issue;
   }
@@ -234,8 +217,7 @@ export class SearchService {
     const useKeyword = options.mode !== 'semantic';
     const reranker = options.rerank ? this.reranking.current() : null;
     // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more.
-    const candidates =
-      useSemantic && useKeyword ? Math.max(MIN_CANDIDATES, 4 * options.limit) : options.limit;
+    const candidates = useSemantic && useKeyword ? hybridCandidates(options.limit) : options.limit;
     const depth = reranker ? Math.max(candidates, this.rerank.candidates) : candidates;
     // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
     // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
@@ -302,7 +284,7 @@ export class SearchService {
   }
 
   /** Why the vector leg cannot run for the dataset whose index is in `index`, or null when it can. */
-  private semanticUnavailable(index: IndexState): string | null {
+  semanticUnavailable(index: IndexState): string | null {
     const provider = this.embedding.current();
     if (!provider) return 'the service runs keyword-only (no embedding provider)';
     if (index.embeddingModel === null) return 'the dataset has no embeddings yet';

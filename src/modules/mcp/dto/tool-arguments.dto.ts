@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, IntersectionType, OmitType } from '@n
 import { IsDefined, IsInt, IsString, Max, Min, MinLength } from 'class-validator';
 import { ListDatasetsQueryDto } from 'src/modules/datasets/dto/dataset.dto.js';
 import { ListDocumentsQueryDto, UploadTextDocumentDto } from 'src/modules/documents/dto/document.dto.js';
+import { EvaluationRequestDto } from 'src/modules/search/dto/evaluation.dto.js';
 import { BatchQueryDto, QueryDto } from 'src/modules/search/dto/search.dto.js';
 
 /**
@@ -29,6 +30,9 @@ export class BatchSearchToolDto extends IntersectionType(
   ToolDatasetDto,
   OmitType(BatchQueryDto, ['dataset_id', 'explain'] as const),
 ) {}
+
+/** `evaluate`: the REST evaluation's body, with the dataset its URL names there. */
+export class EvaluateToolDto extends IntersectionType(ToolDatasetDto, EvaluationRequestDto) {}
 
 export class ListDatasetsToolDto extends ListDatasetsQueryDto {}
 

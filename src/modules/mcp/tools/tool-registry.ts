@@ -1,6 +1,7 @@
 import type { Scope } from 'src/modules/auth/auth.types.js';
 import { addDocumentTool } from 'src/modules/mcp/tools/add-document.tool.js';
 import { batchSearchTool } from 'src/modules/mcp/tools/batch-search.tool.js';
+import { evaluateTool } from 'src/modules/mcp/tools/evaluate.tool.js';
 import { fetchTool } from 'src/modules/mcp/tools/fetch.tool.js';
 import { listDatasetsTool } from 'src/modules/mcp/tools/list-datasets.tool.js';
 import { listDocumentsTool } from 'src/modules/mcp/tools/list-documents.tool.js';
@@ -14,6 +15,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   listDatasetsTool,
   listDocumentsTool,
   fetchTool,
+  evaluateTool,
   addDocumentTool,
 ];
 

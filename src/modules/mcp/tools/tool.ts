@@ -10,6 +10,7 @@ import type { DocumentsService } from 'src/modules/documents/documents.service.j
 import type { McpContext } from 'src/modules/mcp/mcp-context.js';
 import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
 import { jsonSchemaOf, type ObjectSchema, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
+import type { EvaluationService } from 'src/modules/search/evaluation/evaluation.service.js';
 import type { SearchService } from 'src/modules/search/search.service.js';
 
 /**
@@ -19,6 +20,7 @@ import type { SearchService } from 'src/modules/search/search.service.js';
  */
 export interface ToolServices {
   search: SearchService;
+  evaluation: EvaluationService;
   datasets: DatasetsService;
   documents: DocumentsService;
   passages: PassagesRepository;

@@ -24,7 +24,7 @@ import type { ErrorCode } from 'src/common/errors/error-codes.js';
 export const SEARCH_MODES = ['hybrid', 'semantic', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
-const FILTERS_DOC = {
+export const FILTERS_DOC = {
   type: 'object',
   additionalProperties: true,
   nullable: true,
