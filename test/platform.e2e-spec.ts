@@ -53,6 +53,7 @@ describe('Health, readiness and API documentation', () => {
       '/v1/datasets/{dataset_id}/documents/upload',
       '/v1/datasets/{dataset_id}/documents/{document_id}',
       '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
+      '/v1/datasets/{dataset_id}/evaluations',
       '/v1/datasets/{dataset_id}/reembedding',
       '/v1/mcp',
       '/v1/mcp/batch-query',
