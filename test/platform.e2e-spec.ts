@@ -221,6 +221,7 @@ describe('Health, readiness and API documentation', () => {
         'UploadFileFormDto',
         'QueryDto',
         'BatchQueryDto',
+        'EvaluationRequestDto',
         'SignInDto',
         'CreateWebhookDto',
         'RotateWebhookSecretDto',
