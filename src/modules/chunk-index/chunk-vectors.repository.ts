@@ -98,11 +98,11 @@ export class ChunkVectorsRepository {
   async generation(datasetId: string): Promise<Generation | null> {
     const [row] = await this.db.query<Generation[]>(
       `SELECT i.next_embedding_model AS model, i.next_embedding_dimensions AS dimensions,
-              i.reembed_requested_at AS "requestedAt", i.embedding_model AS "fromModel",
-              (SELECT count(*) FROM chunks c WHERE c.dataset_seq = i.dataset_seq)::int AS chunks,
-              (SELECT count(*) FROM chunks c
-                WHERE c.dataset_seq = i.dataset_seq AND c.next_embedding IS NOT NULL)::int AS embedded
-         FROM dataset_index i WHERE i.dataset_id = $1 AND i.next_embedding_model IS NOT NULL`,
+              i.reembed_requested_at AS "requestedAt", i.embedding_model AS "fromModel", n.chunks, n.embedded
+         FROM dataset_index i,
+              LATERAL (SELECT count(*)::int AS chunks, count(c.next_embedding)::int AS embedded
+                         FROM chunks c WHERE c.dataset_seq = i.dataset_seq) n
+        WHERE i.dataset_id = $1 AND i.next_embedding_model IS NOT NULL`,
       [datasetId],
     );
     return row ?? null;
