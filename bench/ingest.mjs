@@ -25,6 +25,8 @@ import {
   apiKey,
   cpuSeconds,
   createDatabase,
+  createIndexes,
+  dropVectorIndexes,
   finishDatasets,
   insertDatasets,
   latencyStats,
@@ -48,6 +50,12 @@ const BATCH = Number(process.env.EMBEDDING_BATCH_SIZE ?? 16);
 const CHUNK_TOKENS = Number(process.env.CHUNK_TOKENS ?? 512);
 const CHUNK_OVERLAP_TOKENS = Number(process.env.CHUNK_OVERLAP_TOKENS ?? 32);
 const CLIENTS = 8;
+/**
+ * With BENCH_INGEST_ANALYZE_AT=n, the bench runs ANALYZE once n documents are ready, as autovacuum
+ * does on a live database: a fresh one's sessions otherwise keep the plans they made while its tables
+ * were empty (docs/benchmarks.md, Ingestion with potion-base-2M).
+ */
+const ANALYZE_AT = Number(process.env.BENCH_INGEST_ANALYZE_AT ?? 0);
 /** How often pg_stat_activity is sampled during the API run. */
 const SAMPLE_MS = 100;
 
@@ -63,12 +71,15 @@ const result = {
   static_model: STATIC,
   documents: documents.length,
   clients: CLIENTS,
+  analyze_at_documents: ANALYZE_AT || null,
   embedding_batch_size: BATCH,
   chunk_tokens: CHUNK_TOKENS,
 };
 const loaded = await apiRun();
 result.sql = await sqlRun(loaded);
 result.sql_over_api_chunks_per_second = round(result.sql.chunks_per_second / result.chunks_per_second);
+// As bench:scale loads: the HNSW indexes dropped, built once after the load (its time counted).
+result.sql_hnsw_built_after = await sqlRun(loaded, { buildAfter: true });
 result.raw_model = await rawModel(loaded.chunks.map((chunk) => chunk.content));
 result.pipeline_to_raw_ratio = round(result.chunks_per_second / result.raw_model.chunks_per_second);
 // The target is for a transformer, whose runs are most of the work; a static model's are not (above).
@@ -102,6 +113,7 @@ async function apiRun() {
     const dataset = await post('/v1/datasets', { name: 'scifact' });
     console.log(`ingesting ${documents.length} documents with ${MODEL} ...`);
     const sampler = await startSampler(database.url, server.pid, dataset.id);
+    const analysis = ANALYZE_AT > 0 ? analyzeAt(db, ANALYZE_AT) : null;
     const started = performance.now();
     const uploadMs = [];
     await pool(documents, CLIENTS, async (doc) => {
@@ -123,12 +135,17 @@ async function apiRun() {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const finished = performance.now();
+    if (analysis) result.analyzed_at_seconds = round(((await analysis.stop()) - started) / 1000);
     const samples = await sampler.stop();
     const { rows: chunks } = await db.query(
       `SELECT c.document_id, c.content, c.embedding::text AS embedding, d.metadata
          FROM chunks c JOIN documents d ON d.id = c.document_id
         ORDER BY d.created_at, d.id, c.ordinal`,
     );
+    const {
+      rows: [{ postings }],
+    } = await db.query('SELECT count(*)::int AS postings FROM chunk_terms');
+    result.postings = postings;
     const {
       rows: [index],
     } = await db.query(
@@ -138,6 +155,9 @@ async function apiRun() {
       `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
         WHERE tablename = 'chunks' AND indexdef LIKE '% USING hnsw %'`,
     );
+    const peakRss = server.peakRssMiB();
+    await server.stop();
+    const tables = await tableScans(database.url);
     const seconds = (finished - started) / 1000;
     Object.assign(result, {
       chunks: chunks.length,
@@ -145,12 +165,13 @@ async function apiRun() {
       total_seconds: round(seconds),
       documents_per_second: round(documents.length / seconds),
       chunks_per_second: round(chunks.length / seconds),
-      server_peak_rss_mib: round(server.peakRssMiB()),
+      server_peak_rss_mib: round(peakRss),
       upload_latency: latencyStats(uploadMs),
       breakdown: {
         stages: await stageBreakdown(db, seconds),
         sessions: samples.sessions,
         cpu_seconds: samples.cpu,
+        tables,
       },
     });
     return { chunks, index, vectorIndexes };
@@ -162,11 +183,49 @@ async function apiRun() {
 }
 
 /**
+ * Runs ANALYZE on the database once `count` documents are ready (looked at every 200 ms); `stop()`
+ * ends the watch and resolves with the time it ran (performance.now()), or null.
+ */
+function analyzeAt(db, count) {
+  let running = true;
+  let at = null;
+  const watch = (async () => {
+    while (running && at === null) {
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM documents WHERE status = 'ready'`);
+      if (rows[0].n >= count) {
+        await db.query('ANALYZE');
+        at = performance.now();
+        console.log(`ANALYZE after ${rows[0].n} documents ready`);
+      } else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  watch.catch(() => undefined); // awaited, and so thrown, by stop()
+  return {
+    async stop() {
+      running = false;
+      await watch;
+      return at;
+    },
+  };
+}
+
+/**
  * A trigger that logs every change of a document's progress with the clock's time: the start of each
  * of its stages (extraction, chunking, embedding, indexing; docs/ingestion.md). An unlogged table,
  * one row per stage: a few hundred microseconds a document, beside the writes it rides on.
  */
 async function traceStages(db) {
+  if (process.env.PROBE_EXPLAIN_MS) {
+    const [{ name }] = (await db.query('SELECT current_database() AS name')).rows;
+    await db.query(`ALTER DATABASE ${name} SET session_preload_libraries = 'auto_explain'`);
+    await db.query(
+      `ALTER DATABASE ${name} SET auto_explain.log_min_duration = '${process.env.PROBE_EXPLAIN_MS}ms'`,
+    );
+    await db.query(`ALTER DATABASE ${name} SET auto_explain.log_analyze = on`);
+    await db.query(`ALTER DATABASE ${name} SET auto_explain.log_buffers = on`);
+    await db.query(`ALTER DATABASE ${name} SET auto_explain.log_triggers = on`);
+    console.log(`auto_explain on ${name}`);
+  }
   await db.query(`
     CREATE UNLOGGED TABLE bench_stages (document_id text NOT NULL, stage text NOT NULL,
                                         at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -270,19 +329,20 @@ async function startSampler(url, serverPid, datasetId) {
   let samples = 0;
   let lockHeld = 0;
   let lockWaiting = 0;
-  const backends = new Map(); // pid → { first, last } CPU seconds
+  const backends = new Map(); // pid → { type, first, last } CPU seconds
   const redisPid = processNamed('redis-server');
   const marks = [];
   const readBackends = async () => {
     const { rows } = await client.query(
-      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      `SELECT pid, backend_type AS type FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`,
     );
-    for (const { pid } of rows) {
+    for (const { pid, type } of rows) {
       const seconds = cpuSeconds(pid);
       if (seconds === null) continue;
       const seen = backends.get(pid);
       if (seen) seen.last = seconds;
-      else backends.set(pid, { first: marks.length === 0 ? seconds : 0, last: seconds });
+      else backends.set(pid, { type, first: marks.length === 0 ? seconds : 0, last: seconds });
     }
   };
   const mark = (name) =>
@@ -290,7 +350,11 @@ async function startSampler(url, serverPid, datasetId) {
       name,
       at: performance.now(),
       threads: threadCpuSeconds(serverPid),
-      backends: [...backends.values()].reduce((sum, b) => sum + b.last - b.first, 0),
+      // By backend type: the clients' sessions, and autovacuum's workers on this database.
+      backends: [...backends.values()].reduce(
+        (sums, b) => ({ ...sums, [b.type]: (sums[b.type] ?? 0) + b.last - b.first }),
+        {},
+      ),
       redis: redisPid ? cpuSeconds(redisPid) : null,
       bench: process.cpuUsage(),
       machine: machineCpuSeconds(),
@@ -412,6 +476,13 @@ function cpuBetween(marks) {
       threads[key] = (threads[key] ?? 0) + seconds - (a.threads.get(tid)?.seconds ?? 0);
     }
     const cpu = (x) => (x.user + x.system) / 1e6;
+    const sessions = Object.entries(b.backends).reduce((sum, [t, x]) => sum + x - (a.backends[t] ?? 0), 0);
+    const ours =
+      Object.values(threads).reduce((x, y) => x + y, 0) +
+      sessions +
+      (a.redis === null ? 0 : b.redis - a.redis) +
+      cpu(b.bench) -
+      cpu(a.bench);
     out[`${a.name} → ${b.name}`] = {
       wall_seconds: round(wall),
       server_threads: Object.fromEntries(
@@ -421,11 +492,15 @@ function cpuBetween(marks) {
           .map(([name, s]) => [name, round(s)]),
       ),
       server: round(Object.values(threads).reduce((x, y) => x + y, 0)),
-      database_sessions: round(b.backends - a.backends),
+      database_sessions: Object.fromEntries(
+        Object.entries(b.backends).map(([type, seconds]) => [type, round(seconds - (a.backends[type] ?? 0))]),
+      ),
       redis_shared: a.redis === null ? null : round(b.redis - a.redis),
       bench_client: round(cpu(b.bench) - cpu(a.bench)),
       machine_busy: round(b.machine.busy - a.machine.busy),
       machine_capacity: round(b.machine.total - a.machine.total),
+      // What the rest of the machine used meanwhile (PostgreSQL's shared processes, other jobs).
+      machine_other: round(b.machine.busy - a.machine.busy - ours),
     };
   }
   return out;
@@ -453,11 +528,29 @@ function readdirSyncSafe(dir) {
 }
 
 /**
+ * How the index's tables were read meanwhile (pg_stat_user_tables): sequential scans and the rows they
+ * read, index scans, and autovacuum's ANALYZE runs, which give the planner the tables' sizes. Read
+ * once the sessions that wrote have ended, which is when they report their last figures.
+ */
+async function tableScans(url) {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const { rows } = await db.query(
+    `SELECT relname, seq_scan::float8, seq_tup_read::float8, idx_scan::float8, n_live_tup::float8,
+            n_dead_tup::float8, autoanalyze_count::int, autovacuum_count::int
+       FROM pg_stat_user_tables WHERE relname IN ('chunks', 'chunk_terms', 'term_stats', 'documents')
+      ORDER BY relname`,
+  );
+  await db.end();
+  return Object.fromEntries(rows.map(({ relname, ...row }) => [relname, row]));
+}
+
+/**
  * The same chunks (texts, vectors) into a fresh database by `loadDocuments`, with the vector indexes
  * the API's database had (the migrations' and the one the server made for its model's dimensions),
  * so both paths keep the same indexes up to date; then `finishDatasets` (counts, term statistics).
  */
-async function sqlRun({ chunks, index, vectorIndexes }) {
+async function sqlRun({ chunks, index, vectorIndexes }, { buildAfter = false } = {}) {
   const database = await createDatabase();
   const db = new pg.Pool({ connectionString: database.url, max: 2 });
   try {
@@ -487,11 +580,16 @@ async function sqlRun({ chunks, index, vectorIndexes }) {
         vector: JSON.parse(chunk.embedding),
       });
     }
+    const dropped = buildAfter ? await dropVectorIndexes(db) : [];
     const started = performance.now();
     const written = await loadDocuments(db, byDocument.values());
     await finishDatasets(db);
+    const build = buildAfter ? await createIndexes(db, dropped) : null;
     const seconds = (performance.now() - started) / 1000;
+    await db.end();
     return {
+      ...(build ? { hnsw_build_seconds: build.seconds } : {}),
+      tables: await tableScans(database.url),
       chunks: written,
       documents: byDocument.size,
       seconds: round(seconds),
@@ -500,7 +598,7 @@ async function sqlRun({ chunks, index, vectorIndexes }) {
       vector_indexes: vectorIndexes.map((i) => i.name),
     };
   } finally {
-    await db.end();
+    if (!db.ended) await db.end();
     await database.drop();
   }
 }
@@ -560,11 +658,12 @@ function summary() {
   console.log(`
 model                 ${MODEL}${STATIC ? ' (static)' : ''}
 documents/s           ${result.documents_per_second}   (${result.documents} documents, ${result.failed} failed, ${result.total_seconds} s; uploads done at ${result.upload_seconds} s)
-chunks/s              ${result.chunks_per_second}   (${result.chunks} chunks)
+chunks/s              ${result.chunks_per_second}   (${result.chunks} chunks, ${result.postings} postings)
 server peak RSS       ${result.server_peak_rss_mib} MiB
 upload latency        p50 ${result.upload_latency.p50_ms} ms  p95 ${result.upload_latency.p95_ms} ms (${CLIENTS} clients)
 SQL loader chunks/s   ${result.sql.chunks_per_second}   (same ${result.sql.chunks} chunks and vectors, ${result.sql.seconds} s)
 SQL / API chunks/s    ${result.sql_over_api_chunks_per_second}
+SQL, HNSW after       ${result.sql_hnsw_built_after.chunks_per_second} chunks/s (the build included: ${JSON.stringify(result.sql_hnsw_built_after.hnsw_build_seconds)} s)
 raw model chunks/s    ${result.raw_model.chunks_per_second}   (same chunks, batches of ${BATCH}; chunking the documents ${result.raw_model.chunking_seconds} s)
 pipeline / raw        ${result.pipeline_to_raw_ratio}${result.target_ratio ? `   (target >= ${result.target_ratio})` : ''}
 model's share of wall ${result.raw_model.share_of_api_wall_time}
@@ -586,9 +685,15 @@ ${Object.entries(result.breakdown.sessions.mean_sessions)
   .slice(0, 14)
   .map(([k, v]) => `  ${v}  ${k}`)
   .join('\n')}
+table chunks          API: ${scans(result.breakdown.tables.chunks)}
+                      SQL: ${scans(result.sql.tables.chunks)}
 CPU seconds:
-${cpu.map(([span, c]) => `  ${span} (${c.wall_seconds} s): server ${c.server} ${JSON.stringify(c.server_threads)}, database ${c.database_sessions}, redis ${c.redis_shared}, bench ${c.bench_client}, machine ${c.machine_busy} of ${c.machine_capacity}`).join('\n')}
+${cpu.map(([span, c]) => `  ${span} (${c.wall_seconds} s): server ${c.server} ${JSON.stringify(c.server_threads)}, database ${JSON.stringify(c.database_sessions)}, redis ${c.redis_shared}, bench ${c.bench_client}, machine ${c.machine_busy} of ${c.machine_capacity} (others ${c.machine_other})`).join('\n')}
 written to ${writeResult(MODEL === DEFAULT_MODEL ? 'ingest' : `ingest.${basename(MODEL)}`, result)}`);
+}
+
+function scans(t) {
+  return `${t.seq_scan} sequential scans read ${t.seq_tup_read} rows; ${t.idx_scan} index scans; ${t.autoanalyze_count} auto-analyze`;
 }
 
 function round(x) {
