@@ -2,11 +2,12 @@
 // and small statistics. Benchmarks talk to the service over HTTP only, like any client.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { ChunkIndexRepository } from '../dist/modules/chunk-index/chunk-index.repository.js';
 import { changedLexemeSource } from '../dist/modules/chunk-index/lexeme-source.js';
 import { embed, loadExtractor } from '../dist/modules/embeddings/local-model.js';
 
@@ -157,9 +158,13 @@ export async function startServer(env, { readyMs = 20_000 } = {}) {
 /**
  * Runs the service's worker (ROLE `worker`) on `env`'s database until `done()` resolves true (asked
  * every 200 ms), then stops it. Returns the worker's log lines (JSON, LOG_LEVEL `info`) whose message
- * is one of `messages`.
+ * is one of `messages`; `onLog(entry)` is told each of them as it comes, `onSpawn(child)` of the process.
  */
-export async function runWorker(env, done, { messages = [], timeoutMs = 3_600_000 } = {}) {
+export async function runWorker(
+  env,
+  done,
+  { messages = [], timeoutMs = 3_600_000, onLog = () => undefined, onSpawn = () => undefined } = {},
+) {
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: {
       ...process.env,
@@ -180,12 +185,16 @@ export async function runWorker(env, done, { messages = [], timeoutMs = 3_600_00
     for (const line of lines) {
       try {
         const entry = JSON.parse(line);
-        if (messages.includes(entry.msg)) logged.push(entry);
+        if (messages.includes(entry.msg)) {
+          logged.push(entry);
+          onLog(entry);
+        }
       } catch {
         // not a log line
       }
     }
   });
+  onSpawn(child);
   const deadline = performance.now() + timeoutMs;
   try {
     while (!(await done())) {
@@ -477,6 +486,20 @@ export async function dropVectorIndexes(db) {
 }
 
 /**
+ * The HNSW index the service makes at start for its model's `dimensions` when they are not 384 (the
+ * migrations make that one): `ChunkIndexRepository.ensureVectorIndex`'s own statement, as `{ name,
+ * definition }` for `createIndexes`, so that a bulk load builds it once after the load, not the server
+ * before it listens.
+ */
+export async function vectorIndexFor(dimensions) {
+  const statements = [];
+  await new ChunkIndexRepository({ query: async (text) => statements.push(text) }).ensureVectorIndex(
+    dimensions,
+  );
+  return { name: `chunks_embedding_${dimensions}_idx`, definition: statements[0] };
+}
+
+/**
  * Builds `indexes` one after the other with `maintenance_work_mem` (PostgreSQL's default, 64 MB,
  * would spill an HNSW graph of 100,000 vectors to disk); the seconds each took, by name, and what
  * PostgreSQL said meanwhile (pgvector warns when the graph outgrows the memory).
@@ -521,6 +544,59 @@ export async function queryEmbeddingCost(queries, { modelsDir, model, warmUp = 2
   } finally {
     await extractor.dispose();
   }
+}
+
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`: 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** User + system CPU seconds of a `/proc/.../stat` line (fields 14 and 15, after the command's parentheses). */
+function statCpuSeconds(stat) {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** CPU seconds (user + system, all threads) process `pid` has used so far; null once it has gone. */
+export function cpuSeconds(pid) {
+  try {
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds of each thread of process `pid` so far, by thread id, with the thread's name (Node.js
+ * names its main thread `MainThread`, worker threads `WorkerThread`, V8's helpers `V8Worker`, libuv's
+ * pool `libuv-worker`).
+ */
+export function threadCpuSeconds(pid) {
+  const threads = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      threads.set(tid, {
+        name,
+        seconds: statCpuSeconds(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')),
+      });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return threads;
+}
+
+/** Resident memory of process `pid` now and at its peak so far (VmRSS, VmHWM), in MiB. */
+export function memoryMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+/** The machine's busy and total CPU seconds so far, all cores (/proc/stat; idle and iowait are not busy). */
+export function machineCpuSeconds() {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: (total - ticks[3] - ticks[4]) / CLOCK_TICKS, total: total / CLOCK_TICKS };
 }
 
 /** p50 and p95 of latencies in ms, to a tenth. */
