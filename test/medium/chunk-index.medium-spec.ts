@@ -4,6 +4,7 @@ import { until } from '../utils/until.js';
 import {
   chunksOf,
   type DatasetRow,
+  FIXTURE_MODEL,
   indexDocument,
   insertAccount,
   insertDataset,
@@ -321,6 +322,88 @@ describe('ChunkIndexRepository', () => {
       expect(stats.totalLength).toBe(3 * count);
       expect(stats.df).toMatchObject({ chunk: count, number: count, '0': 1, '10049': 1 });
       await expectConsistent(dataset);
+    });
+  });
+
+  describe('replaceChunks', () => {
+    it('writes several documents in one call as each alone would, vectors into the generation of their model', async () => {
+      const together = await datasetWith(3);
+      const apart = await datasetWith(3);
+      const contents = [
+        ['Cats sit on mats.', 'A cat naps.'],
+        ['Dogs chase cats.'],
+        ['Mats and dogs, again mats.'],
+      ];
+      // The third document's earlier run is replaced in both.
+      await write(together.dataset, together.ids[2], ['An old run about owls.']);
+      await write(apart.dataset, apart.ids[2], ['An old run about owls.']);
+      const vectors = (n: number) => Array.from({ length: n }, (_, i) => [1, i, 0]);
+      const model = { name: FIXTURE_MODEL, dimensions: 3 };
+      const documents = (ids: string[]) =>
+        contents.map((chunks, d) => ({
+          documentId: ids[d],
+          chunks: chunksOf(chunks),
+          // The second document is keyword-only, as one indexed while the model was loading.
+          embeddings: d === 1 ? null : { ...model, vectors: vectors(chunks.length) },
+        }));
+      const models = await db.dataSource.transaction(async (tx) => {
+        await index.lockDataset(tx, together.dataset.id);
+        return index.replaceChunks(tx, target(together.dataset, ''), documents(together.ids));
+      });
+      expect(models).toEqual([FIXTURE_MODEL, null, FIXTURE_MODEL]);
+      for (const document of documents(apart.ids)) {
+        await db.dataSource.transaction(async (tx) => {
+          await index.lockDataset(tx, apart.dataset.id);
+          await index.replaceChunks(tx, target(apart.dataset, ''), [document]);
+        });
+      }
+      const stored = async (dataset: DatasetRow, ids: string[]) => ({
+        statistics: await storedStatistics(db.sql, dataset.seq),
+        chunks: await Promise.all(
+          ids.map(async (id) =>
+            (await chunkRows(id)).map(({ ordinal, content, length, embedding }) => ({
+              ordinal,
+              content,
+              length,
+              embedding,
+            })),
+          ),
+        ),
+        model: (
+          await db.sql.query(
+            `SELECT embedding_model, embedding_dimensions FROM dataset_index WHERE dataset_seq = $1`,
+            [dataset.seq],
+          )
+        ).rows[0],
+      });
+      const written = await stored(together.dataset, together.ids);
+      expect(written).toEqual(await stored(apart.dataset, apart.ids));
+      expect(written.model).toEqual({ embedding_model: FIXTURE_MODEL, embedding_dimensions: 3 });
+      expect(written.chunks[1][0].embedding).toBeNull();
+      expect(written.chunks[2][0].embedding).toBe('[1,0,0]');
+      expect(written.statistics.df.owl).toBeUndefined();
+      await expectConsistent(together.dataset);
+    });
+  });
+
+  describe('postings of deleted chunks', () => {
+    it('go with their chunks, however the chunks are deleted', async () => {
+      const { dataset, ids } = await datasetWith(2);
+      await write(dataset, ids[0], ['Herons fish at dawn.']);
+      await write(dataset, ids[1], ['Herons nest in reeds.']);
+      const postings = async () =>
+        (
+          await db.sql.query(`SELECT count(*)::int AS n FROM chunk_terms WHERE dataset_seq = $1`, [
+            dataset.seq,
+          ])
+        ).rows[0].n;
+      const before = await postings();
+      // A document's row deleted directly (its chunks cascade), as deleting an account would.
+      await db.sql.query(`DELETE FROM documents WHERE id = $1`, [ids[0]]);
+      expect(await postings()).toBe(before - 3);
+      // The dataset's row: every chunk cascades, and every posting goes.
+      await db.sql.query(`DELETE FROM datasets WHERE id = $1`, [dataset.id]);
+      expect(await postings()).toBe(0);
     });
   });
 

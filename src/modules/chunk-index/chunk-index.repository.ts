@@ -20,13 +20,24 @@ export interface IndexedChunk {
   context?: string | null;
 }
 
-/** The dataset a document's chunks are written into. */
-export interface IndexTarget {
+/** The dataset chunks are written into. */
+export interface DatasetTarget {
   datasetId: string;
   datasetSeq: string;
   /** The dataset's text search configuration. */
   language: string;
+}
+
+/** The dataset a document's chunks are written into. */
+export interface IndexTarget extends DatasetTarget {
   documentId: string;
+}
+
+/** A document's chunks with their vectors (when given, one per chunk, of `embeddings.name`). */
+export interface DocumentChunks {
+  documentId: string;
+  chunks: IndexedChunk[];
+  embeddings: (VectorModel & { vectors: number[][] }) | null;
 }
 
 /** What a document's chunks counted for in their dataset's BM25 statistics. */
@@ -50,34 +61,35 @@ const INSERT_BATCH = 5_000;
 const INSERT_BATCH_VECTOR_VALUES = 400_000;
 
 /**
- * A batch of a document's chunks with their postings and the terms' document frequencies, in one
- * statement. The dataset's text search configuration turns each chunk into lexemes (stemmed, stop
- * words dropped); a lexeme's tf is its number of positions, and a chunk's BM25 length the sum of its
- * tfs. Parameters: document id, dataset seq, then one array per chunk column, then the configuration,
- * then the text each chunk's lexemes are taken from (`lexemeSources`), null where it is the content,
- * then whether the vectors are of the dataset's next generation (`next_embedding`) rather than its own.
+ * A batch of chunks, of one document or several, with their postings and the terms' document
+ * frequencies, in one statement. The dataset's text search configuration turns each chunk into
+ * lexemes (stemmed, stop words dropped); a lexeme's tf is its number of positions, and a chunk's BM25
+ * length the sum of its tfs. Parameters: dataset seq, then one array per chunk column (its document,
+ * id, ordinal, content, token count, page, offsets, vector, the text its lexemes are taken from
+ * (`lexemeSources`; null where it is the content), and whether its vector is of the dataset's next
+ * generation (`next_embedding`) rather than its own), then the configuration.
  */
 const INSERT_CHUNKS = `WITH input AS (
-     SELECT * FROM unnest($3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[],
-                          $12::text[])
-              AS t(id, ordinal, content, token_count, page, char_start, char_end, embedding, source)
+     SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[],
+                          $10::text[], $11::text[], $12::bool[])
+              AS t(document_id, id, ordinal, content, token_count, page, char_start, char_end, embedding, source, next)
    ), analysed AS (
-     SELECT input.*, to_tsvector($11::regconfig, coalesce(input.source, input.content)) AS lexemes FROM input
+     SELECT input.*, to_tsvector($13::regconfig, coalesce(input.source, input.content)) AS lexemes FROM input
    ), inserted AS (
      INSERT INTO chunks (id, document_id, dataset_seq, ordinal, content, token_count, page, char_start, char_end,
                          length, embedding, next_embedding)
-     SELECT a.id, $1, $2, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
+     SELECT a.id, a.document_id, $1, a.ordinal, a.content, a.token_count, a.page, a.char_start, a.char_end,
             coalesce((SELECT sum(coalesce(array_length(l.positions, 1), 1)) FROM unnest(a.lexemes) l), 0),
-            CASE WHEN NOT $13 THEN a.embedding::vector END, CASE WHEN $13 THEN a.embedding::vector END
+            CASE WHEN NOT a.next THEN a.embedding::vector END, CASE WHEN a.next THEN a.embedding::vector END
        FROM analysed a
      RETURNING seq, id, length
    ), postings AS (
      INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-     SELECT $2, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
+     SELECT $1, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
        FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
    ), term_counts AS (
      INSERT INTO term_stats AS t (dataset_seq, term, df)
-     SELECT $2, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
+     SELECT $1, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
      ON CONFLICT (dataset_seq, term)
      DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')
    )
@@ -108,41 +120,63 @@ export class ChunkIndexRepository {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('dataset chunks ' || $1, 0))`, [datasetId]);
   }
 
-  /**
-   * Writes a document's chunks, their vectors (when given, one per chunk, of `embeddings.model`) and
-   * postings in place of those of an earlier run, and adjusts the dataset's statistics by the
-   * difference. A dataset searches the vectors of one model: the vectors are written when they are of
-   * the dataset's model, or when it has none yet and none is being built (the model becomes its own);
-   * when they are of the generation being built beside them (a re-embedding), they are written there,
-   * and the chunks join the vector leg at the switch; otherwise the chunks are indexed keyword-only
-   * (a re-embedding embeds them). Returns the model of the vectors written, or null. The caller holds
-   * the dataset's chunk lock.
-   */
+  /** `replaceChunks` for one document; the model of its vectors written, or null. */
   async replaceDocumentChunks(
     tx: Tx,
     target: IndexTarget,
     chunks: IndexedChunk[],
     embeddings: (VectorModel & { vectors: number[][] }) | null,
   ): Promise<string | null> {
+    const [model] = await this.replaceChunks(tx, target, [
+      { documentId: target.documentId, chunks, embeddings },
+    ]);
+    return model;
+  }
+
+  /**
+   * Writes documents' chunks, their vectors and postings in place of those of earlier runs, and
+   * adjusts the dataset's statistics by the difference, all documents together: a statement for the
+   * old chunks, as few as `INSERT_BATCH` allows for the new, one update of the totals. A dataset
+   * searches the vectors of one model: vectors are written when they are of the dataset's model, or
+   * when it has none yet and none is being built (the first document's model becomes its own); when
+   * they are of the generation being built beside them (a re-embedding), they are written there, and
+   * the chunks join the vector leg at the switch; otherwise the chunks are indexed keyword-only (a
+   * re-embedding embeds them). Returns, for each document, the model of the vectors written, or null.
+   * The caller holds the dataset's chunk lock.
+   */
+  async replaceChunks(
+    tx: Tx,
+    dataset: DatasetTarget,
+    documents: DocumentChunks[],
+  ): Promise<(string | null)[]> {
     const [state] = await tx.query<VectorState[]>(
       `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions",
               next_embedding_model AS "nextEmbeddingModel", next_embedding_dimensions AS "nextEmbeddingDimensions"
          FROM dataset_index WHERE dataset_id = $1`,
-      [target.datasetId],
+      [dataset.datasetId],
     );
-    const generation = embeddings && state ? generationOf(state, embeddings) : null;
-    const previous = await this.deleteDocumentChunks(tx, target.documentId);
-    const vectors =
-      embeddings && generation ? { values: embeddings.vectors, next: generation === 'next' } : null;
-    const length = await this.insertChunks(tx, target, chunks, vectors);
-    if (embeddings && generation === 'current' && state.embeddingModel === null) {
+    const adopted = state?.embeddingModel ?? null;
+    const generations = documents.map(({ embeddings }) => {
+      const generation = embeddings && state ? generationOf(state, embeddings) : null;
+      // The first vectors of a dataset without a model make the model its own, for the rest too.
+      if (embeddings && generation === 'current' && state.embeddingModel === null)
+        Object.assign(state, { embeddingModel: embeddings.name, embeddingDimensions: embeddings.dimensions });
+      return generation;
+    });
+    const previous = await this.deleteDocumentChunks(
+      tx,
+      documents.map((document) => document.documentId),
+    );
+    const length = await this.insertChunks(tx, dataset, documents, generations);
+    if (state && adopted === null && state.embeddingModel !== null) {
       await tx.query(
         `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1`,
-        [target.datasetId, embeddings.name, embeddings.dimensions],
+        [dataset.datasetId, state.embeddingModel, state.embeddingDimensions],
       );
     }
-    await this.adjustTotals(tx, target.datasetId, chunks.length - previous.chunks, length - previous.length);
-    return embeddings && generation ? embeddings.name : null;
+    const chunks = documents.reduce((sum, document) => sum + document.chunks.length, 0);
+    await this.adjustTotals(tx, dataset.datasetId, chunks - previous.chunks, length - previous.length);
+    return documents.map(({ embeddings }, i) => (embeddings && generations[i] ? embeddings.name : null));
   }
 
   /**
@@ -150,7 +184,7 @@ export class ChunkIndexRepository {
    * returns what they counted for. The caller holds the dataset's chunk lock.
    */
   async removeDocumentChunks(tx: Tx, datasetId: string, documentId: string): Promise<ChunkTotals> {
-    const removed = await this.deleteDocumentChunks(tx, documentId);
+    const removed = await this.deleteDocumentChunks(tx, [documentId]);
     await this.adjustTotals(tx, datasetId, -removed.chunks, -removed.length);
     return removed;
   }
@@ -170,20 +204,20 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Deletes a document's chunks (their postings cascade) and returns how many there were and their
-   * length. The terms of the postings that go lose their share of the document frequencies first and
+   * Deletes documents' chunks (a trigger deletes their postings) and returns how many there were and
+   * their length. The terms of the postings that go lose their share of the document frequencies first and
    * get a new version; a term left in no chunk loses its row (see the term_stats migration: versions
    * come from a sequence, so the term coming back later never repeats a version a search process
    * trusts).
    */
-  private async deleteDocumentChunks(tx: Tx, documentId: string): Promise<ChunkTotals> {
+  private async deleteDocumentChunks(tx: Tx, documentIds: string[]): Promise<ChunkTotals> {
     // The DELETE and the UPDATE see the same snapshot and touch disjoint rows. A df below the postings
     // removed (counts gone wrong) is not deleted: the UPDATE takes it below 0, which the CHECK refuses.
     await tx.query(
       `WITH gone AS (
          SELECT p.dataset_seq, p.term, count(*)::int AS n
            FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
-          WHERE c.document_id = $1
+          WHERE c.document_id = ANY($1::text[])
           GROUP BY p.dataset_seq, p.term
        ), emptied AS (
          DELETE FROM term_stats t USING gone g
@@ -192,12 +226,12 @@ export class ChunkIndexRepository {
        UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
          FROM gone g
         WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <> g.n`,
-      [documentId],
+      [documentIds],
     );
     const [removed] = await tx.query<ChunkTotals[]>(
-      `WITH gone AS (DELETE FROM chunks WHERE document_id = $1 RETURNING length)
+      `WITH gone AS (DELETE FROM chunks WHERE document_id = ANY($1::text[]) RETURNING length)
        SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::float8 AS length FROM gone`,
-      [documentId],
+      [documentIds],
     );
     return removed;
   }
@@ -213,37 +247,47 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Inserts the chunks, their postings and the terms' document frequencies (`INSERT_CHUNKS`), a batch
-   * of chunks a statement (see `INSERT_BATCH`). Returns the total length added.
+   * Inserts the documents' chunks, their postings and the terms' document frequencies
+   * (`INSERT_CHUNKS`), a batch of chunks a statement (see `INSERT_BATCH`), the vectors of each document
+   * into its generation (`replaceChunks`). Returns the total length added.
    */
   private async insertChunks(
     tx: Tx,
-    { documentId, datasetSeq, language }: IndexTarget,
-    chunks: IndexedChunk[],
-    vectors: { values: number[][]; next: boolean } | null,
+    { datasetSeq, language }: DatasetTarget,
+    documents: DocumentChunks[],
+    generations: ('current' | 'next' | null)[],
   ): Promise<number> {
-    const dimensions = vectors?.values[0]?.length ?? 0;
+    const rows = documents.flatMap(({ documentId, chunks, embeddings }, d) =>
+      chunks.map((chunk, ordinal) => ({
+        documentId,
+        chunk,
+        ordinal,
+        vector: generations[d] ? embeddings!.vectors[ordinal] : null,
+        next: generations[d] === 'next',
+      })),
+    );
+    const dimensions = rows.reduce((most, row) => Math.max(most, row.vector?.length ?? 0), 0);
     const batch = dimensions
       ? Math.max(1, Math.min(INSERT_BATCH, Math.floor(INSERT_BATCH_VECTOR_VALUES / dimensions)))
       : INSERT_BATCH;
     let total = 0;
-    for (let first = 0; first < chunks.length; first += batch) {
-      const part = chunks.slice(first, first + batch);
-      const sources = await lexemeSources(part);
+    for (let first = 0; first < rows.length; first += batch) {
+      const part = rows.slice(first, first + batch);
+      const sources = await lexemeSources(part.map((row) => row.chunk));
       const [result] = await tx.query<{ total: number }[]>(INSERT_CHUNKS, [
-        documentId,
         datasetSeq,
+        part.map((row) => row.documentId),
         part.map(() => newId('chk')),
-        part.map((_, i) => first + i),
-        part.map((c) => c.content),
-        part.map((c) => c.tokenCount),
-        part.map((c) => c.page ?? null),
-        part.map((c) => c.charStart),
-        part.map((c) => c.charEnd),
-        part.map((_, i) => (vectors ? (toSql(vectors.values[first + i]) as string) : null)),
-        language,
+        part.map((row) => row.ordinal),
+        part.map((row) => row.chunk.content),
+        part.map((row) => row.chunk.tokenCount),
+        part.map((row) => row.chunk.page ?? null),
+        part.map((row) => row.chunk.charStart),
+        part.map((row) => row.chunk.charEnd),
+        part.map((row) => (row.vector ? (toSql(row.vector) as string) : null)),
         sources,
-        vectors?.next ?? false,
+        part.map((row) => row.next),
+        language,
       ]);
       total += result.total;
     }

@@ -141,13 +141,23 @@ export class DocumentsRepository {
     return { document, content };
   }
 
-  /** Records the stage a run is in; also its heartbeat, which tells the recovery sweep it is alive. */
-  async setProgress(run: Run, stage: ProcessingStage, percent: number): Promise<void> {
-    await this.db.query(`UPDATE documents SET progress = $3, heartbeat_at = now() WHERE ${STILL_RUNNING}`, [
-      run.documentId,
-      run.generation,
-      { stage, percent: Math.round(percent) },
-    ]);
+  /**
+   * Records the stage each run is in, in one statement; also their heartbeats, which tell the recovery
+   * sweep they are alive. A run no longer current is left as it is.
+   */
+  async setProgress(updates: (Run & { stage: ProcessingStage; percent: number })[]): Promise<void> {
+    await this.db.query(
+      `UPDATE documents d
+          SET progress = jsonb_build_object('stage', u.stage, 'percent', u.percent), heartbeat_at = now()
+         FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) AS u(id, generation, stage, percent)
+        WHERE d.id = u.id AND d.generation = u.generation AND d.status = 'processing'`,
+      [
+        updates.map((update) => update.documentId),
+        updates.map((update) => update.generation),
+        updates.map((update) => update.stage),
+        updates.map((update) => Math.round(update.percent)),
+      ],
+    );
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
@@ -186,28 +196,38 @@ export class DocumentsRepository {
   }
 
   /**
-   * Locks the run's document until the transaction ends; false when the run is no longer current (the
-   * document was deleted or restarted meanwhile).
+   * Locks the runs' documents until the transaction ends, in the order of their ids (so that two
+   * transactions locking several never deadlock); the runs still current, that is not deleted or
+   * restarted meanwhile.
    */
-  async lockRun(tx: Tx, run: Run): Promise<boolean> {
-    const rows = await tx.query<unknown[]>(`SELECT 1 FROM documents WHERE ${STILL_RUNNING} FOR UPDATE`, [
-      run.documentId,
-      run.generation,
-    ]);
-    return rows.length > 0;
+  async lockRuns(tx: Tx, runs: Run[]): Promise<Run[]> {
+    return tx.query<Run[]>(
+      `SELECT d.id AS "documentId", d.generation
+         FROM documents d JOIN unnest($1::text[], $2::int[]) AS r(id, generation)
+              ON d.id = r.id AND d.generation = r.generation
+        WHERE d.status = 'processing'
+        ORDER BY d.id
+          FOR UPDATE OF d`,
+      [runs.map((run) => run.documentId), runs.map((run) => run.generation)],
+    );
   }
 
-  /** Marks the run's document ready with its chunk count; returns the run's processing time. */
-  async markReady(tx: Tx, run: Run, chunks: number): Promise<number | null> {
-    // An UPDATE answers its rows and its count.
-    const [[ready]] = await tx.query<[{ processing_time_ms: number }[], number]>(
-      `UPDATE documents
-          SET status = 'ready', chunks_created = $3, ${PROCESSING_TIME}, progress = NULL, error = NULL
-         FROM ${RUN_ENDED}
-        WHERE ${STILL_RUNNING}
-        RETURNING processing_time_ms`,
-      [run.documentId, run.generation, chunks],
+  /**
+   * Marks the runs' documents ready, each with its chunk count; returns each one's processing time by
+   * document id (a run no longer current is left out).
+   */
+  async markReady(tx: Tx, runs: (Run & { chunks: number })[]): Promise<Map<string, number>> {
+    const rows = await tx.query<{ id: string; processing_time_ms: number }[]>(
+      `WITH ready AS (
+         UPDATE documents d
+            SET status = 'ready', chunks_created = r.chunks, ${PROCESSING_TIME}, progress = NULL, error = NULL
+           FROM ${RUN_ENDED}, unnest($1::text[], $2::int[], $3::int[]) AS r(id, generation, chunks)
+          WHERE d.id = r.id AND d.generation = r.generation AND d.status = 'processing'
+          RETURNING d.id, d.processing_time_ms
+       )
+       SELECT * FROM ready`,
+      [runs.map((run) => run.documentId), runs.map((run) => run.generation), runs.map((run) => run.chunks)],
     );
-    return ready?.processing_time_ms ?? null;
+    return new Map(rows.map((row) => [row.id, row.processing_time_ms]));
   }
 }

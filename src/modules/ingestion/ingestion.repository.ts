@@ -7,9 +7,17 @@ import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.reposito
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 
+/** A run's chunks, ready to be indexed, with their vectors (one per chunk) when it has them. */
+export interface RunChunks {
+  run: Run;
+  chunks: IndexedChunk[];
+  embeddings: (VectorModel & { vectors: number[][] }) | null;
+}
+
 /**
- * A run's indexing: its chunks written into the index and its document made ready, in one transaction
- * (the document's state through `DocumentsRepository`, the index's through `ChunkIndexRepository`).
+ * Runs' indexing: their chunks written into the index and their documents made ready, several runs of
+ * a dataset in one transaction (the documents' state through `DocumentsRepository`, the index's through
+ * `ChunkIndexRepository`).
  */
 @Injectable()
 export class IngestionRepository {
@@ -22,46 +30,56 @@ export class IngestionRepository {
   ) {}
 
   /**
-   * Writes a run's chunks, vectors and BM25 postings and marks the document ready, in one transaction.
-   * The dataset's chunk lock is taken first (`ChunkIndexRepository.lockDataset`: the order every writer
-   * of a dataset's chunks follows, so they cannot deadlock), then the document's row: if it was deleted
-   * or restarted meanwhile, nothing is written. The dataset row itself is written last, so that uploads
-   * into the dataset do not wait for the chunks. Chunks of an earlier run are replaced.
-   * Returns the run's processing time (see `DocumentsRepository.markReady`), or null when the run was no longer
-   * current.
+   * Writes runs' chunks, vectors and BM25 postings and marks their documents ready, all in one
+   * transaction. The dataset's chunk lock is taken first (`ChunkIndexRepository.lockDataset`: the order
+   * every writer of a dataset's chunks follows, so they cannot deadlock), then the documents' rows: a
+   * run whose document was deleted or restarted meanwhile writes nothing. The dataset row itself is
+   * written last, so that uploads into the dataset do not wait for the chunks. Chunks of an earlier run
+   * are replaced. Returns each run's processing time (see `DocumentsRepository.markReady`), or null
+   * when it was no longer current.
    */
-  async index(
-    run: Run,
-    datasetId: string,
-    chunks: IndexedChunk[],
-    embeddings: (VectorModel & { vectors: number[][] }) | null,
-  ): Promise<number | null> {
+  async index(datasetId: string, runs: RunChunks[]): Promise<(number | null)[]> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
       // The planner finds a large document's statements costly enough for JIT compilation, which they
       // never repay (docs/ingestion.md).
       await tx.query('SET LOCAL jit = off');
       await this.chunkIndex.lockDataset(tx, datasetId);
       const dataset = await this.datasets.indexTarget(tx, datasetId);
-      if (!dataset) return null;
-      if (!(await this.documents.lockRun(tx, run))) return null;
-      const model = await this.chunkIndex.replaceDocumentChunks(
-        tx,
-        { datasetId, datasetSeq: dataset.seq, language: dataset.language, documentId: run.documentId },
-        chunks,
-        embeddings,
+      if (!dataset) return runs.map(() => null);
+      const current = new Set(
+        (
+          await this.documents.lockRuns(
+            tx,
+            runs.map(({ run }) => run),
+          )
+        ).map((run) => run.documentId),
       );
-      const elapsed = await this.documents.markReady(tx, run, chunks.length);
-      if (elapsed === null) return null;
-      await this.events.record(tx, dataset.accountId, 'document.processed', {
-        document_id: run.documentId,
-        dataset_id: datasetId,
-        chunks_created: chunks.length,
-        processing_time_ms: elapsed,
-        status: 'ready',
-        // The model of the document's vectors: none when it was indexed keyword-only.
-        embedding_model: model,
-      });
-      return elapsed;
+      const live = runs.filter(({ run }) => current.has(run.documentId));
+      if (live.length === 0) return runs.map(() => null);
+      const models = await this.chunkIndex.replaceChunks(
+        tx,
+        { datasetId, datasetSeq: dataset.seq, language: dataset.language },
+        live.map(({ run, chunks, embeddings }) => ({ documentId: run.documentId, chunks, embeddings })),
+      );
+      const elapsed = await this.documents.markReady(
+        tx,
+        live.map(({ run, chunks }) => ({ ...run, chunks: chunks.length })),
+      );
+      await this.events.recordMany(
+        tx,
+        dataset.accountId,
+        'document.processed',
+        live.map(({ run, chunks }, i) => ({
+          document_id: run.documentId,
+          dataset_id: datasetId,
+          chunks_created: chunks.length,
+          processing_time_ms: elapsed.get(run.documentId)!,
+          status: 'ready' as const,
+          // The model of the document's vectors: none when it was indexed keyword-only.
+          embedding_model: models[i],
+        })),
+      );
+      return runs.map(({ run }) => elapsed.get(run.documentId) ?? null);
     });
   }
 

@@ -44,16 +44,16 @@ function setUp(options: {
   const stages: string[] = [];
   const providers = [...(options.providers ?? [provider])];
   // The run's processing time, from the database's clock; null when the run was no longer current.
-  const index = jest.fn<IngestionRepository['index']>(() =>
-    Promise.resolve(options.indexed === false ? null : 1_234),
+  const index = jest.fn<IngestionRepository['index']>((_datasetId, runs) =>
+    Promise.resolve(runs.map(() => (options.indexed === false ? null : 1_234))),
   );
   const fail = jest.fn<IngestionRepository['fail']>(() => Promise.resolve('ds_1'));
   const request = jest.fn<VectorCatchUpService['request']>(() => Promise.resolve());
   const indexRequest = jest.fn<DatasetIndexService['request']>(() => Promise.resolve());
   const documents = strictMock<DocumentsRepository>({
     loadRun: () => Promise.resolve((options.loaded === undefined ? loaded : options.loaded) as never),
-    setProgress: (_run, stage) => {
-      stages.push(stage);
+    setProgress: (updates) => {
+      stages.push(...updates.map((update) => update.stage));
       return Promise.resolve();
     },
   });
@@ -85,12 +85,15 @@ describe('IngestionService.process', () => {
     });
     await service.process(run);
     expect(stages).toEqual(['extraction', 'chunking', 'embedding', 'indexing']);
-    expect(index).toHaveBeenCalledWith(
-      run,
-      'ds_1',
-      [expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' })],
-      { name: 'm', dimensions: 2, vectors: [[1, 0]] },
-    );
+    expect(index).toHaveBeenCalledWith('ds_1', [
+      {
+        run,
+        chunks: [
+          expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' }),
+        ],
+        embeddings: { name: 'm', dimensions: 2, vectors: [[1, 0]] },
+      },
+    ]);
   });
 
   it("asks for the dataset's own vector index to be looked at once the run is indexed", async () => {
@@ -110,7 +113,7 @@ describe('IngestionService.process', () => {
     const late = setUp({ extract, providers: [null, provider] });
     await late.service.process(run);
     expect(late.stages).toEqual(['extraction', 'chunking', 'indexing']);
-    expect(late.index).toHaveBeenCalledWith(run, 'ds_1', expect.any(Array), null);
+    expect(late.index).toHaveBeenCalledWith('ds_1', [{ run, chunks: expect.any(Array), embeddings: null }]);
     expect(late.request).toHaveBeenCalledTimes(1);
 
     // Keyword-only with no model to come, or embedded: nothing to catch up.
@@ -142,6 +145,38 @@ describe('IngestionService.process', () => {
     const { service, fail } = setUp({ extract: () => Promise.reject(new Error('connection reset')) });
     await expect(service.process(run)).rejects.toThrow('connection reset');
     expect(fail).not.toHaveBeenCalled();
+  });
+
+  it('indexes the runs of a dataset that wait for one another together, and each alone when that fails', async () => {
+    const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
+    const { service, index } = setUp({ extract });
+    const runs = [1, 2, 3, 4].map((generation) => ({ documentId: `doc_${generation}`, generation }));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    index.mockImplementation(async (_datasetId, group) => {
+      if (group.length === 1 && group[0].run.documentId === 'doc_1') await held;
+      if (group.length > 1) throw new Error('one of them is bad');
+      if (group[0].run.documentId === 'doc_3') throw new Error('doc_3 is bad');
+      return [1];
+    });
+    const processed = Promise.allSettled(runs.map((r) => service.process(r)));
+    // The first run's transaction is under way; the next three arrive meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    const outcomes = await processed;
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(index.mock.calls.map(([, group]) => group.map((r) => r.run.documentId))).toEqual([
+      ['doc_1'],
+      ['doc_2', 'doc_3', 'doc_4'],
+      ['doc_2'],
+      ['doc_3'],
+      ['doc_4'],
+    ]);
   });
 
   it('does nothing for a run that is no longer current', async () => {

@@ -9,12 +9,24 @@ import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion/ingestion.errors.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
-import { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
+import { IngestionRepository, type RunChunks } from 'src/modules/ingestion/ingestion.repository.js';
+import { KeyedBatcher } from 'src/common/async/keyed-batcher.js';
+import { MicroBatcher } from 'src/modules/embeddings/micro-batcher.js';
+import type { ProcessingStage } from 'src/modules/documents/document.entity.js';
 import { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
 /** Share of the progress bar at which each stage starts. */
 const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 } as const;
+
+/**
+ * What one indexing transaction takes at most: the runs of a dataset that reach indexing while its
+ * chunk lock is held go together (docs/ingestion.md, Indexing), up to this many documents and chunks.
+ */
+const INDEX_BATCH = { documents: 64, chunks: 5_000 } as const;
+
+/** Progress updates one statement writes at most. */
+const PROGRESS_BATCH = 500;
 
 /**
  * The ingestion pipeline, top to bottom: extract → chunk → embed → index. A permanent failure (a
@@ -24,6 +36,23 @@ const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 }
  */
 @Injectable()
 export class IngestionService {
+  private readonly indexing = new KeyedBatcher<RunChunks, number | null>(
+    (datasetId, runs) => this.indexTogether(datasetId, runs),
+    { items: INDEX_BATCH.documents, weight: INDEX_BATCH.chunks, weigh: (run) => run.chunks.length },
+  );
+
+  /**
+   * Stages reached while a write of progress is under way go together in the next: one statement, and
+   * one commit, for many runs, where every stage of every run would cost a commit of its own.
+   */
+  private readonly progressWrites = new MicroBatcher<Run & { stage: ProcessingStage; percent: number }, void>(
+    async (updates) => {
+      await this.documents.setProgress(updates);
+      return updates.map(() => undefined);
+    },
+    PROGRESS_BATCH,
+  );
+
   constructor(
     private readonly documents: DocumentsRepository,
     private readonly repository: IngestionRepository,
@@ -39,27 +68,27 @@ export class IngestionService {
     if (!loaded) return;
     const { document, content } = loaded;
     try {
-      await this.documents.setProgress(run, 'extraction', STAGE_START.extraction);
+      await this.progress(run, 'extraction');
       const extracted = await this.extraction.extract(document.kind, content);
       if (!hasText(extracted)) throw IngestionErrors.noText(document.kind);
 
-      await this.documents.setProgress(run, 'chunking', STAGE_START.chunking);
+      await this.progress(run, 'chunking');
       const chunks = await this.embedding.chunk(extracted);
       if (chunks.length === 0) throw IngestionErrors.noText(document.kind);
 
       const provider = this.embedding.current();
       let embeddings = null;
       if (provider) {
-        await this.documents.setProgress(run, 'embedding', STAGE_START.embedding);
+        await this.progress(run, 'embedding');
         const vectors = await provider.embedPassages(chunks.map((chunk) => chunk.content));
         embeddings = { name: provider.model, dimensions: provider.dimensions, vectors };
       }
 
-      await this.documents.setProgress(run, 'indexing', STAGE_START.indexing);
+      await this.progress(run, 'indexing');
       const title = indexedTitle(document.metadata, document.filename);
       const paths = headingPaths(extracted, chunks);
       const indexed = chunks.map((chunk, i) => ({ ...chunk, context: indexContext(title, paths[i]) }));
-      const elapsed = await this.repository.index(run, document.datasetId, indexed, embeddings);
+      const elapsed = await this.indexing.submit(document.datasetId, { run, chunks: indexed, embeddings });
       // In the background: a dataset grown past the threshold gets a vector index of its own.
       if (elapsed !== null) void this.datasetIndexes.request(document.datasetId);
       // Indexed keyword-only while the model was loading: the catch-up may already have passed by.
@@ -68,6 +97,40 @@ export class IngestionService {
       if (!(error instanceof PermanentProcessingError)) throw error;
       await this.fail(run, { code: error.code, message: error.message, details: error.details });
     }
+  }
+
+  private async progress(run: Run, stage: keyof typeof STAGE_START): Promise<void> {
+    await this.progressWrites.submit([{ ...run, stage, percent: STAGE_START[stage] }]);
+  }
+
+  /**
+   * Indexes runs of one dataset in one transaction; when it fails, each run alone, so that one run's
+   * failure (its own transient error, retried by its job) is not the others'.
+   */
+  private async indexTogether(
+    datasetId: string,
+    runs: RunChunks[],
+  ): Promise<PromiseSettledResult<number | null>[]> {
+    try {
+      const elapsed = await this.repository.index(datasetId, runs);
+      return elapsed.map((value) => ({ status: 'fulfilled', value }));
+    } catch (error) {
+      if (runs.length === 1) return [{ status: 'rejected', reason: error }];
+      this.logger.warn(
+        { err: error, dataset_id: datasetId, runs: runs.length },
+        'indexing runs together failed; each alone',
+      );
+    }
+    const outcomes: PromiseSettledResult<number | null>[] = [];
+    for (const run of runs) {
+      try {
+        const [value] = await this.repository.index(datasetId, [run]);
+        outcomes.push({ status: 'fulfilled', value });
+      } catch (reason) {
+        outcomes.push({ status: 'rejected', reason });
+      }
+    }
+    return outcomes;
   }
 
   /** Ends a run as failed: a permanent error, or a transient one that outlived its retries. */
