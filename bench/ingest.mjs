@@ -32,9 +32,13 @@ import {
   latencyStats,
   loadDocuments,
   machineCpuSeconds,
+  bulkUpload,
   pool,
   poster,
+  scifact,
   startServer,
+  startWorkers,
+  timedPoster,
   threadCpuSeconds,
   writeResult,
 } from './lib.mjs';
@@ -49,7 +53,12 @@ const LIMIT = Number(process.env.BENCH_DOCUMENTS ?? Infinity);
 const BATCH = Number(process.env.EMBEDDING_BATCH_SIZE ?? 16);
 const CHUNK_TOKENS = Number(process.env.CHUNK_TOKENS ?? 512);
 const CHUNK_OVERLAP_TOKENS = Number(process.env.CHUNK_OVERLAP_TOKENS ?? 32);
-const CLIENTS = 8;
+/** `bulk`: NDJSON requests of BULK.perRequest documents, BULK.clients at a time; `single`: one each. */
+const UPLOAD = process.env.BENCH_UPLOAD ?? 'bulk';
+const BULK = { perRequest: 500, clients: 2 };
+const CLIENTS = UPLOAD === 'bulk' ? BULK.clients : 8;
+/** BENCH_INGEST_EXTRA=0 leaves out the runs with worker processes and the searches during ingestion. */
+const EXTRA = process.env.BENCH_INGEST_EXTRA !== '0';
 /**
  * With BENCH_INGEST_ANALYZE_AT=n, the bench runs ANALYZE once n documents are ready, as autovacuum
  * does on a live database: a fresh one's sessions otherwise keep the plans they made while its tables
@@ -72,6 +81,8 @@ const result = {
   documents: documents.length,
   clients: CLIENTS,
   analyze_at_documents: ANALYZE_AT || null,
+  upload: UPLOAD,
+  ...(UPLOAD === 'bulk' ? { documents_per_request: BULK.perRequest } : {}),
   embedding_batch_size: BATCH,
   chunk_tokens: CHUNK_TOKENS,
 };
@@ -84,6 +95,14 @@ result.raw_model = await rawModel(loaded.chunks.map((chunk) => chunk.content));
 result.pipeline_to_raw_ratio = round(result.chunks_per_second / result.raw_model.chunks_per_second);
 // The target is for a transformer, whose runs are most of the work; a static model's are not (above).
 if (!STATIC) result.target_ratio = 0.8;
+if (EXTRA) {
+  result.worker_processes = {};
+  for (const count of [1, 2]) result.worker_processes[count] = await workersRun(count);
+  result.worker_processes.two_over_one = round(
+    result.worker_processes[2].chunks_per_second / result.worker_processes[1].chunks_per_second,
+  );
+  result.search_during_ingestion = await searchDuringIngestion();
+}
 result.measured_at = new Date().toISOString();
 summary();
 
@@ -95,19 +114,9 @@ async function apiRun() {
   const database = await createDatabase();
   const db = new pg.Pool({ connectionString: database.url, max: 2 });
   await traceStages(db);
-  const server = await startServer({
-    DATABASE_URL: database.url,
-    REDIS_PREFIX: `bench_${process.pid}`,
-    EMBEDDING_PROVIDER: 'local',
-    EMBEDDING_MODEL: MODEL,
-    MODELS_DIR,
-    INGEST_CONCURRENCY: process.env.INGEST_CONCURRENCY ?? '32',
-    RATE_LIMIT_API_KEY: '10000000',
-  });
-  const headers = {
-    Authorization: `Bearer ${apiKey(database.url).api_key}`,
-    'Content-Type': 'application/json',
-  };
+  const server = await startServer(serviceEnv(database, `bench_${process.pid}`));
+  const key = apiKey(database.url).api_key;
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const post = poster(server.url, headers);
   try {
     const dataset = await post('/v1/datasets', { name: 'scifact' });
@@ -115,12 +124,18 @@ async function apiRun() {
     const sampler = await startSampler(database.url, server.pid, dataset.id);
     const analysis = ANALYZE_AT > 0 ? analyzeAt(db, ANALYZE_AT) : null;
     const started = performance.now();
-    const uploadMs = [];
-    await pool(documents, CLIENTS, async (doc) => {
-      const t = performance.now();
-      await post(`/v1/datasets/${dataset.id}/documents`, doc);
-      uploadMs.push(performance.now() - t);
-    });
+    let uploadMs = [];
+    if (UPLOAD === 'bulk') {
+      const bulk = await bulkUpload(server.url, key, dataset.id, documents, BULK);
+      if (bulk.refused.length > 0) throw new Error(`refused: ${JSON.stringify(bulk.refused[0])}`);
+      uploadMs = bulk.requestMs;
+    } else {
+      await pool(documents, CLIENTS, async (doc) => {
+        const t = performance.now();
+        await post(`/v1/datasets/${dataset.id}/documents`, doc);
+        uploadMs.push(performance.now() - t);
+      });
+    }
     const uploaded = performance.now();
     sampler.mark('uploaded');
     for (;;) {
@@ -180,6 +195,138 @@ async function apiRun() {
     await db.end();
     await database.drop();
   }
+}
+
+/** The service's environment in the bench's runs: the model, the bench's concurrency, no rate limit. */
+function serviceEnv(database, prefix) {
+  return {
+    DATABASE_URL: database.url,
+    REDIS_PREFIX: prefix,
+    EMBEDDING_PROVIDER: 'local',
+    EMBEDDING_MODEL: MODEL,
+    MODELS_DIR,
+    INGEST_CONCURRENCY: process.env.INGEST_CONCURRENCY ?? '32',
+    RATE_LIMIT_API_KEY: '10000000',
+  };
+}
+
+/** Resolves once no document of the database is processing; the failed count. */
+async function processed(db) {
+  for (;;) {
+    const { rows } = await db.query(
+      `SELECT count(*) FILTER (WHERE status = 'processing')::int AS processing,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed FROM documents`,
+    );
+    if (rows[0].processing === 0) return rows[0].failed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * A fresh database, a `ROLE=api` server and `workers` worker processes (`ROLE=worker`), each with
+ * the bench's INGEST_CONCURRENCY; `run({ server, key, db })` is run against them, and everything is
+ * stopped and dropped after.
+ */
+async function withDeployment(workers, run) {
+  const database = await createDatabase();
+  const db = new pg.Pool({ connectionString: database.url, max: 2 });
+  const env = serviceEnv(database, `bench_${process.pid}_${workers}`);
+  const server = await startServer({ ...env, ROLE: 'api' });
+  const started = await startWorkers(env, workers);
+  try {
+    const key = apiKey(database.url).api_key;
+    return await run({ server, key, db });
+  } finally {
+    await started.stop();
+    await server.stop();
+    await db.end();
+    await database.drop();
+  }
+}
+
+/** SciFact through the bulk route into a fresh deployment of `workers` worker processes. */
+function workersRun(workers) {
+  console.log(`ingesting with ${workers} worker process(es) ...`);
+  return withDeployment(workers, async ({ server, key, db }) => {
+    const post = poster(server.url, { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
+    const dataset = await post('/v1/datasets', { name: 'scifact' });
+    const started = performance.now();
+    await bulkUpload(server.url, key, dataset.id, documents, BULK);
+    const uploaded = performance.now();
+    const failed = await processed(db);
+    const seconds = (performance.now() - started) / 1000;
+    const { rows } = await db.query('SELECT count(*)::int AS chunks FROM chunks');
+    return {
+      workers,
+      failed,
+      chunks: rows[0].chunks,
+      upload_seconds: round((uploaded - started) / 1000),
+      total_seconds: round(seconds),
+      documents_per_second: round(documents.length / seconds),
+      chunks_per_second: round(rows[0].chunks / seconds),
+    };
+  });
+}
+
+/**
+ * Hybrid searches of SciFact's queries, one at a time, on a dataset holding SciFact: idle, then while
+ * SciFact is ingested through the bulk route into another dataset, then into the searched one itself
+ * (a second copy of each document); latencies and their ratios to idle. A `ROLE=api` server and one
+ * worker process, as a deployment that searches while it ingests would run.
+ */
+function searchDuringIngestion() {
+  console.log('searching while ingesting ...');
+  const queries = [...scifact().queries.values()].slice(0, 300);
+  return withDeployment(1, async ({ server, key, db }) => {
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const post = poster(server.url, headers);
+    const searched = await post('/v1/datasets', { name: 'searched' });
+    const other = await post('/v1/datasets', { name: 'other' });
+    await bulkUpload(server.url, key, searched.id, documents, BULK);
+    await processed(db);
+    const search = timedPoster(server.url, headers);
+    const ask = async (query) => {
+      const started = performance.now();
+      const { status, json } = await search(`/v1/datasets/${searched.id}/query`, { query });
+      if (status !== 200) throw new Error(`search: ${status} ${JSON.stringify(json)}`);
+      return performance.now() - started;
+    };
+    // Warm-up, then idle: every query once.
+    for (const query of queries.slice(0, 20)) await ask(query);
+    const idle = [];
+    for (const query of queries) idle.push(await ask(query));
+    /** Queries in turn, for as long as `load` runs; its seconds and the latencies. */
+    const during = async (load) => {
+      const ms = [];
+      let done = false;
+      const started = performance.now();
+      const loading = load().finally(() => (done = true));
+      for (let i = 0; !done; i++) ms.push(await ask(queries[i % queries.length]));
+      await loading;
+      return {
+        seconds: round((performance.now() - started) / 1000),
+        queries: ms.length,
+        ...latencyStats(ms),
+      };
+    };
+    const ingest = (datasetId, copy) => async () => {
+      const copies = documents.map((doc) => ({ ...doc, metadata: { ...doc.metadata, copy } }));
+      await bulkUpload(server.url, key, datasetId, copies, BULK);
+      await processed(db);
+    };
+    const idleStats = latencyStats(idle);
+    const ratios = (stats) => ({
+      ...stats,
+      p50_over_idle: round(stats.p50_ms / idleStats.p50_ms),
+      p95_over_idle: round(stats.p95_ms / idleStats.p95_ms),
+    });
+    return {
+      queries: queries.length,
+      idle: idleStats,
+      into_another_dataset: ratios(await during(ingest(other.id, 1))),
+      into_the_searched_dataset: ratios(await during(ingest(searched.id, 2))),
+    };
+  });
 }
 
 /**
@@ -660,7 +807,7 @@ model                 ${MODEL}${STATIC ? ' (static)' : ''}
 documents/s           ${result.documents_per_second}   (${result.documents} documents, ${result.failed} failed, ${result.total_seconds} s; uploads done at ${result.upload_seconds} s)
 chunks/s              ${result.chunks_per_second}   (${result.chunks} chunks, ${result.postings} postings)
 server peak RSS       ${result.server_peak_rss_mib} MiB
-upload latency        p50 ${result.upload_latency.p50_ms} ms  p95 ${result.upload_latency.p95_ms} ms (${CLIENTS} clients)
+upload latency        p50 ${result.upload_latency.p50_ms} ms  p95 ${result.upload_latency.p95_ms} ms (${UPLOAD === 'bulk' ? `requests of ${BULK.perRequest} documents, ` : ''}${CLIENTS} clients)
 SQL loader chunks/s   ${result.sql.chunks_per_second}   (same ${result.sql.chunks} chunks and vectors, ${result.sql.seconds} s)
 SQL / API chunks/s    ${result.sql_over_api_chunks_per_second}
 SQL, HNSW after       ${result.sql_hnsw_built_after.chunks_per_second} chunks/s (the build included: ${JSON.stringify(result.sql_hnsw_built_after.hnsw_build_seconds)} s)
@@ -687,9 +834,19 @@ ${Object.entries(result.breakdown.sessions.mean_sessions)
   .join('\n')}
 table chunks          API: ${scans(result.breakdown.tables.chunks)}
                       SQL: ${scans(result.sql.tables.chunks)}
-CPU seconds:
+${
+  result.worker_processes
+    ? `worker processes      1: ${result.worker_processes[1].chunks_per_second} chunks/s, 2: ${result.worker_processes[2].chunks_per_second} chunks/s (2 / 1: ${result.worker_processes.two_over_one}; ROLE=api + workers)
+search while ingesting p50 / p95 ms: idle ${fmt(result.search_during_ingestion.idle)}; into another dataset ${fmt(result.search_during_ingestion.into_another_dataset)} (${result.search_during_ingestion.into_another_dataset.p50_over_idle} / ${result.search_during_ingestion.into_another_dataset.p95_over_idle} of idle); into the searched one ${fmt(result.search_during_ingestion.into_the_searched_dataset)} (${result.search_during_ingestion.into_the_searched_dataset.p50_over_idle} / ${result.search_during_ingestion.into_the_searched_dataset.p95_over_idle})
+`
+    : ''
+}CPU seconds:
 ${cpu.map(([span, c]) => `  ${span} (${c.wall_seconds} s): server ${c.server} ${JSON.stringify(c.server_threads)}, database ${JSON.stringify(c.database_sessions)}, redis ${c.redis_shared}, bench ${c.bench_client}, machine ${c.machine_busy} of ${c.machine_capacity} (others ${c.machine_other})`).join('\n')}
 written to ${writeResult(MODEL === DEFAULT_MODEL ? 'ingest' : `ingest.${basename(MODEL)}`, result)}`);
+}
+
+function fmt(stats) {
+  return `${stats.p50_ms} / ${stats.p95_ms}`;
 }
 
 function scans(t) {

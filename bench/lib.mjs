@@ -208,6 +208,85 @@ export async function runWorker(
   return logged;
 }
 
+/**
+ * Starts `count` worker processes (ROLE `worker`) on `env`; resolves once each has logged that its
+ * ingestion worker started. `stop()` ends them (and deletes the Redis keys of env's REDIS_PREFIX).
+ */
+export async function startWorkers(env, count, { readyMs = 30_000 } = {}) {
+  const children = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const child = spawn(process.execPath, ['dist/main.js'], {
+        env: {
+          ...process.env,
+          LOG_LEVEL: 'info',
+          LOG_FORMAT: 'json',
+          MIGRATE_ON_BOOT: 'false',
+          EMBEDDING_ALLOW_DOWNLOAD: 'false',
+          ...env,
+          ROLE: 'worker',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`a worker did not start within ${readyMs} ms`)),
+          readyMs,
+        );
+        let rest = '';
+        child.stdout.setEncoding('utf8').on('data', (text) => {
+          const lines = (rest + text).split('\n');
+          rest = lines.pop();
+          if (lines.some((line) => line.includes('"ingestion worker started"'))) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`a worker exited with ${code} before it started`)));
+      });
+      return child;
+    }),
+  );
+  return {
+    pids: children.map((child) => child.pid),
+    async stop() {
+      await Promise.all(children.map((child) => stopService(child, {})));
+      if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
+    },
+  };
+}
+
+/**
+ * Uploads `documents` ({ content, metadata }) into a dataset through the bulk route, `perRequest` a
+ * request (NDJSON), `clients` requests at a time. Returns each request's milliseconds and the lines
+ * refused (with their errors).
+ */
+export async function bulkUpload(
+  baseUrl,
+  apiKeyValue,
+  datasetId,
+  documents,
+  { perRequest = 500, clients = 2 } = {},
+) {
+  const parts = [];
+  for (let i = 0; i < documents.length; i += perRequest) parts.push(documents.slice(i, i + perRequest));
+  const requestMs = [];
+  const refused = [];
+  await pool(parts, clients, async (part) => {
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}/v1/datasets/${datasetId}/documents/bulk`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKeyValue}`, 'Content-Type': 'application/x-ndjson' },
+      body: part.map((document) => JSON.stringify(document)).join('\n'),
+    });
+    const body = await response.json();
+    if (!response.ok)
+      throw new Error(`bulk upload: ${response.status} ${JSON.stringify(body).slice(0, 500)}`);
+    requestMs.push(performance.now() - started);
+    refused.push(...body.results.filter((result) => result.error));
+  });
+  return { requestMs, refused };
+}
+
 /** Stops a service process started on `env`, and deletes the Redis keys of its REDIS_PREFIX. */
 async function stopService(child, env) {
   await new Promise((resolve) => {
