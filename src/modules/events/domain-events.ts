@@ -58,10 +58,28 @@ export class EventOutbox {
     name: K,
     data: DomainEventMap[K],
   ): Promise<void> {
-    const resourceId = 'document_id' in data ? data.document_id : data.dataset_id;
+    await this.recordMany(tx, accountId, name, [data]);
+  }
+
+  /** Records events of one kind of `accountId`'s in `tx`, in one statement, in the order given. */
+  async recordMany<K extends DomainEventName>(
+    tx: Tx,
+    accountId: string,
+    name: K,
+    data: DomainEventMap[K][],
+  ): Promise<void> {
+    if (data.length === 0) return;
     await tx.query(
-      `INSERT INTO events (id, account_id, event, resource_id, data) VALUES ($1, $2, $3, $4, $5)`,
-      [newId('evt'), accountId, name, resourceId, data],
+      `INSERT INTO events (id, account_id, event, resource_id, data)
+       SELECT id, $1, $2, resource_id, data FROM unnest($3::text[], $4::text[], $5::jsonb[])
+                AS e(id, resource_id, data)`,
+      [
+        accountId,
+        name,
+        data.map(() => newId('evt')),
+        data.map((item) => ('document_id' in item ? item.document_id : item.dataset_id)),
+        data.map((item) => JSON.stringify(item)),
+      ],
     );
   }
 }

@@ -1,0 +1,218 @@
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
+import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+
+const FIXTURES = '../shared/fixtures';
+const NDJSON = 'application/x-ndjson';
+
+interface BulkResult {
+  line: number;
+  status: number;
+  document?: DocumentBody & { dataset_id: string; filename?: string; size_bytes: number };
+  error?: { error: string; code: string; details?: Record<string, unknown> };
+}
+interface BulkAnswer {
+  created: number;
+  failed: number;
+  results: BulkResult[];
+}
+
+const ndjson = (...lines: unknown[]) =>
+  lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n';
+const file = (filename: string, content: Buffer, metadata?: object) => ({
+  filename,
+  content_base64: content.toString('base64'),
+  ...(metadata ? { metadata } : {}),
+});
+
+describe('Bulk upload (POST /v1/datasets/{id}/documents/bulk)', () => {
+  let t: TestApp;
+  let key: CreatedKey;
+  let datasetId: string;
+
+  beforeAll(async () => {
+    // A JSON body limit well below the bulk bodies sent here: the bulk route reads its body itself.
+    t = await startTestApp({ JSON_BODY_LIMIT_BYTES: '4096' });
+    key = await t.createApiKey();
+    datasetId = await createDataset(t.http, key);
+  });
+  afterAll(() => t.close());
+
+  const bulk = (body: string | Buffer, id = datasetId) =>
+    t.http.post(`/v1/datasets/${id}/documents/bulk`).set(bearer(key)).set('Content-Type', NDJSON).send(body);
+
+  const documentRows = async (id: string) => {
+    const { rows } = await t.sql.query(
+      `SELECT d.document_count, (SELECT count(*)::int FROM documents WHERE dataset_id = $1) AS documents
+         FROM datasets d WHERE d.id = $1`,
+      [id],
+    );
+    return rows[0] as { document_count: number; documents: number };
+  };
+
+  it('answers each line on its own, in order, and the documents it created become ready', async () => {
+    const own = await createDataset(t.http, key);
+    const pdf = await readFile(`${FIXTURES}/pdf/fake-memo.pdf`);
+    const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
+    const body = ndjson(
+      { content: 'Hamburgers are delicious.', metadata: { category: 'food' } },
+      file('memo.pdf', pdf, { title: 'Memo' }),
+      'not json at all',
+      '[1, 2]',
+      '',
+      { content: '\u200b' },
+      file('picture.png', gif),
+      { content: 'x', extra: true },
+      file('notes.txt', Buffer.from('plain notes')),
+      { filename: 'bad.txt', content_base64: 'not base64!' },
+    );
+    const response = await bulk(body, own).expect(200);
+    const answer = response.body as BulkAnswer;
+    expect(answer.created).toBe(3);
+    expect(answer.failed).toBe(6);
+    expect(answer.results.map((result) => [result.line, result.status, result.error?.code])).toEqual([
+      [1, 201, undefined],
+      [2, 201, undefined],
+      [3, 400, 'invalid_json'],
+      [4, 400, 'validation_error'],
+      [6, 400, 'validation_error'],
+      [7, 415, 'unsupported_file_type'],
+      [8, 400, 'validation_error'],
+      [9, 201, undefined],
+      [10, 400, 'validation_error'],
+    ]);
+    const [text, memo] = answer.results;
+    expect(text.document).toEqual({
+      document_id: expect.stringMatching(/^doc_[0-9A-Za-z]{22}$/),
+      dataset_id: own,
+      size_bytes: 25,
+      status: 'processing',
+      created_at: expect.any(String),
+      metadata: { category: 'food' },
+    });
+    expect(memo.document).toMatchObject({
+      filename: 'memo.pdf',
+      size_bytes: pdf.length,
+      metadata: { title: 'Memo' },
+    });
+    expect(answer.results[5].error?.details).toMatchObject({ detected_type: 'image/gif' });
+    expect(answer.results[6].error?.details).toMatchObject({ field: 'extra' });
+    for (const result of answer.results.filter((r) => r.document)) {
+      const done = await waitForDocument(t.http, key, own, result.document!.document_id);
+      expect(done.status).toBe('ready');
+    }
+    expect(await documentRows(own)).toEqual({ document_count: 3, documents: 3 });
+    const { rows } = await t.sql.query(
+      `SELECT data FROM events WHERE event = 'document.uploaded' AND data->>'dataset_id' = $1 ORDER BY data->>'document_id'`,
+      [own],
+    );
+    expect(rows).toHaveLength(3);
+    expect(rows.map((row: { data: { status: string } }) => row.data.status)).toEqual([
+      'processing',
+      'processing',
+      'processing',
+    ]);
+  });
+
+  it('holds the per-dataset limit exactly under two concurrent bulks', async () => {
+    const full = await createDataset(t.http, key);
+    await t.sql.query('UPDATE datasets SET document_count = 9990 WHERE id = $1', [full]);
+    const lines = (tag: string) =>
+      ndjson(...Array.from({ length: 10 }, (_, i) => ({ content: `document ${tag} ${i}` })));
+    const [a, b] = await Promise.all([bulk(lines('a'), full), bulk(lines('b'), full)]);
+    const answers = [a.body as BulkAnswer, b.body as BulkAnswer];
+    expect(answers.map((answer) => answer.created + answer.failed)).toEqual([10, 10]);
+    expect(answers[0].created + answers[1].created).toBe(10);
+    const refused = answers.flatMap((answer) => answer.results.filter((result) => result.error));
+    expect(new Set(refused.map((result) => result.error?.code))).toEqual(new Set(['document_limit_reached']));
+    expect(await documentRows(full)).toEqual({ document_count: 10000, documents: 10 });
+  });
+
+  it('replays the same request under the same Idempotency-Key, and refuses another body with it', async () => {
+    const own = await createDataset(t.http, key);
+    const body = ndjson({ content: 'once' }, { content: 'twice?' });
+    const send = (payload: string) => bulk(payload, own).set('Idempotency-Key', 'bulk-replay');
+    const first = await send(body).expect(200);
+    const again = await send(body).expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await send(ndjson({ content: 'other' })).expect(422)).body.code).toBe('idempotency_key_reused');
+    expect(await documentRows(own)).toEqual({ document_count: 2, documents: 2 });
+  });
+
+  it('reads a body far over the JSON body limit, as it arrives, in chunks', async () => {
+    const own = await createDataset(t.http, key);
+    const lines = Array.from({ length: 150 }, (_, i) => ({ content: `${i} ${'word '.repeat(200)}` }));
+    const body = ndjson(...lines);
+    expect(body.length).toBeGreaterThan(100_000);
+    const answer = await new Promise<{ status: number; body: BulkAnswer }>((resolve, reject) => {
+      const request = http.request(
+        `${t.url}/v1/datasets/${own}/documents/bulk`,
+        { method: 'POST', headers: { ...bearer(key), 'Content-Type': NDJSON } },
+        (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      request.on('error', reject);
+      // Chunked, without Content-Length, cut through the middle of lines.
+      for (let at = 0; at < body.length; at += 7_777) request.write(body.slice(at, at + 7_777));
+      request.end();
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.created).toBe(150);
+    expect(answer.body.results.map((result) => result.line)).toEqual(lines.map((_, i) => i + 1));
+    expect(await documentRows(own)).toEqual({ document_count: 150, documents: 150 });
+  });
+
+  it('refuses an empty body, another media type and a declared length over the limit', async () => {
+    expect((await bulk('\n\n').expect(400)).body).toMatchObject({
+      code: 'validation_error',
+      details: { field: 'body' },
+    });
+    const json = await t.http
+      .post(`/v1/datasets/${datasetId}/documents/bulk`)
+      .set(bearer(key))
+      .send({ content: 'x' })
+      .expect(415);
+    expect(json.body.code).toBe('unsupported_media_type');
+    const declared = await new Promise<{ status: number; body: { code: string } }>((resolve, reject) => {
+      const request = http.request(
+        `${t.url}/v1/datasets/${datasetId}/documents/bulk`,
+        {
+          method: 'POST',
+          headers: { ...bearer(key), 'Content-Type': NDJSON, 'Content-Length': String(65 * 1024 * 1024) },
+        },
+        (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      request.on('error', reject);
+      request.write('{"content": "x"}\n');
+    });
+    expect(declared).toMatchObject({ status: 413, body: { code: 'payload_too_large' } });
+    expect((await bulk(ndjson({ content: 'x' }), 'ds_0000000000000000000000').expect(404)).body.code).toBe(
+      'dataset_not_found',
+    );
+  });
+
+  it('answers over 1,000 documents 413 too_many_documents, keeping those before, and replays it', async () => {
+    const own = await createDataset(t.http, key);
+    const body = ndjson({ content: 'the only valid one' }, ...Array.from({ length: 1_000 }, () => ({})));
+    const send = () => bulk(body, own).set('Idempotency-Key', 'bulk-too-many');
+    const first = await send().expect(413);
+    expect(first.body).toMatchObject({
+      code: 'too_many_documents',
+      details: { limit: 1000, created: 1, failed: 999 },
+    });
+    expect(first.body.details.results).toHaveLength(1000);
+    const again = await send().expect(413);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await documentRows(own)).toEqual({ document_count: 1, documents: 1 });
+  });
+});
