@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
 import http from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createDataset, type DocumentBody, waitForDocument } from './utils/documents.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
 
@@ -214,5 +218,118 @@ describe('Bulk upload (POST /v1/datasets/{id}/documents/bulk)', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(await documentRows(own)).toEqual({ document_count: 1, documents: 1 });
+  });
+
+  describe('documents import on the command line', () => {
+    let folder: string;
+    beforeAll(async () => {
+      folder = await mkdtemp(join(tmpdir(), 'dss-import-'));
+    });
+    afterAll(() => rm(folder, { recursive: true, force: true }));
+
+    /** Runs `documents import` against the test server; its exit code, summary and progress lines. */
+    const importCli = async (datasetId: string, path: string) => {
+      const run = promisify(execFile);
+      const env = { PATH: process.env.PATH ?? '', DSS_URL: t.url, DSS_API_KEY: key.api_key };
+      try {
+        const { stdout, stderr } = await run(
+          process.execPath,
+          ['dist/cli.js', 'documents', 'import', datasetId, path],
+          {
+            env,
+          },
+        );
+        return { code: 0, summary: JSON.parse(stdout), stderr };
+      } catch (error) {
+        const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+        return { code, summary: stdout ? JSON.parse(stdout) : null, stderr };
+      }
+    };
+
+    it('uploads every file of a folder, recursively, and a re-run creates nothing twice', async () => {
+      const files = join(folder, 'files');
+      await mkdir(join(files, 'nested', 'deeper'), { recursive: true });
+      await copyFile(`${FIXTURES}/pdf/fake-memo.pdf`, join(files, 'memo.pdf'));
+      await copyFile(`${FIXTURES}/docx/tables.docx`, join(files, 'nested', 'tables.docx'));
+      await copyFile(`${FIXTURES}/txt/fake-text.txt`, join(files, 'nested', 'deeper', 'fake-text.txt'));
+      await copyFile(`${FIXTURES}/code/BubbleSort.js`, join(files, 'BubbleSort.js'));
+      await writeFile(
+        join(files, 'picture.gif'),
+        Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1'),
+      );
+      await writeFile(join(files, '.hidden.txt'), 'left out');
+      const own = await createDataset(t.http, key);
+
+      const first = await importCli(own, files);
+      expect(first.code).toBe(1);
+      expect(first.summary).toMatchObject({ dataset_id: own, created: 4, replayed: 0, failed: 1 });
+      expect(first.summary.failures).toEqual([
+        {
+          source: 'picture.gif',
+          status: 415,
+          error: expect.objectContaining({ code: 'unsupported_file_type' }),
+        },
+      ]);
+      // Not a terminal: plain progress lines.
+      expect(first.stderr).toContain('sent 5/5 documents: 4 created, 1 failed');
+      const listed = await t.http.get(`/v1/datasets/${own}/documents?limit=100`).set(bearer(key)).expect(200);
+      const names = (listed.body.documents as { filename: string }[])
+        .map((document) => document.filename)
+        .sort();
+      expect(names).toEqual([
+        'BubbleSort.js',
+        'memo.pdf',
+        'nested/deeper/fake-text.txt',
+        'nested/tables.docx',
+      ]);
+      for (const document of listed.body.documents as DocumentBody[]) {
+        expect((await waitForDocument(t.http, key, own, document.document_id)).status).toBe('ready');
+      }
+
+      const again = await importCli(own, files);
+      expect(again.summary).toMatchObject({ created: 4, replayed: 4, failed: 1 });
+      expect((await documentRows(own)).documents).toBe(4);
+    });
+
+    it('uploads each line of a JSONL file, and exits 0 when none failed', async () => {
+      const own = await createDataset(t.http, key);
+      const path = join(folder, 'documents.jsonl');
+      const lines = Array.from({ length: 250 }, (_, i) =>
+        JSON.stringify({ content: `line ${i}`, metadata: { i } }),
+      );
+      await writeFile(path, lines.join('\n') + '\n');
+      const ok = await importCli(own, path);
+      expect(ok).toMatchObject({ code: 0, summary: { created: 250, failed: 0, failures: [] } });
+      // Three requests: 100, 100 and 50 documents.
+      expect(ok.stderr.trim().split('\n')).toEqual([
+        'sent 100/250 documents: 100 created, 0 failed',
+        'sent 200/250 documents: 200 created, 0 failed',
+        'sent 250/250 documents: 250 created, 0 failed',
+      ]);
+      expect(await documentRows(own)).toEqual({ document_count: 250, documents: 250 });
+
+      const mixed = join(folder, 'mixed.jsonl');
+      await writeFile(mixed, ['{"content": "fine"}', '', 'not json', '{"content": ""}'].join('\n'));
+      const some = await importCli(own, mixed);
+      expect(some.code).toBe(1);
+      expect(some.summary).toMatchObject({ created: 1, failed: 2 });
+      expect(
+        some.summary.failures.map((f: { source: string; error: { code: string } }) => [
+          f.source,
+          f.error.code,
+        ]),
+      ).toEqual([
+        ['line 3', 'invalid_json'],
+        ['line 4', 'validation_error'],
+      ]);
+    });
+
+    it('stops with a JSON error for a dataset the key cannot write', async () => {
+      const failed = await importCli('ds_0000000000000000000000', join(folder, 'documents.jsonl'));
+      expect(failed.code).toBe(1);
+      expect(JSON.parse(failed.stderr.trim().split('\n').at(-1)!)).toMatchObject({
+        code: 'dataset_not_found',
+      });
+    });
   });
 });
