@@ -36,9 +36,16 @@ const USAGE = `Usage:
   node dist/cli.js users revoke-grants <user-id>
   node dist/cli.js oauth-clients list
   node dist/cli.js oauth-clients delete <client-id>
+  node dist/cli.js documents import <dataset-id> <folder | file.jsonl> [--url <server>] [--api-key <key>]
 
 users create and users set-password read the password from standard input when it is not a terminal
 (one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
+
+documents import uploads every file of a folder (recursively; hidden ones left out), or each line of a
+.jsonl file as the bulk route takes it, to the server at --url (or DSS_URL; default http://localhost:3000)
+with --api-key (or DSS_API_KEY), in requests of at most 100 documents and 16 MiB, each with an
+Idempotency-Key made from its content, so that a re-run creates nothing twice. It needs no database.
+Progress goes to stderr; the summary line says which documents failed, and the exit code is 1 if any did.
 
 config-table prints the README's tables of environment variables (markdown), from their declarations.
 
@@ -81,6 +88,8 @@ function parse(argv: string[]) {
         email: { type: 'string' },
         role: { type: 'string' },
         name: { type: 'string' },
+        url: { type: 'string' },
+        'api-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -94,13 +103,15 @@ function parse(argv: string[]) {
   }
 }
 
-async function run(argv: string[]): Promise<void> {
+async function run(argv: string[]): Promise<number | void> {
   const { positionals, values } = parse(argv);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
   const [group, command, argument] = positionals;
+  // A client of the public API: neither the configuration nor a database is needed.
+  if (group === 'documents') return importCommand(positionals.slice(1), values);
   // The declarations alone: the environment need not be valid.
   if (group === 'config-table' && command === undefined) {
     process.stdout.write(`${configTable()}\n`);
@@ -184,6 +195,33 @@ async function run(argv: string[]): Promise<void> {
     }
   } finally {
     await context.close();
+  }
+}
+
+async function importCommand(args: string[], values: { url?: string; 'api-key'?: string }): Promise<number> {
+  const [command, datasetId, path, extra] = args;
+  if (command !== 'import' || !datasetId || !path || extra !== undefined) {
+    throw new UsageError('documents import needs <dataset-id> and <path>');
+  }
+  // The command line's own environment (not the server's configuration) names the server to talk to.
+  const env = process.env;
+  const apiKey = values['api-key'] ?? env.DSS_API_KEY;
+  if (!apiKey) throw new UsageError('documents import needs --api-key <key> or DSS_API_KEY');
+  const { importDocuments, progressReporter, ImportError } = await import('src/cli/documents-import.js');
+  try {
+    const summary = await importDocuments({
+      datasetId,
+      path,
+      url: values.url ?? env.DSS_URL ?? 'http://localhost:3000',
+      apiKey,
+      progress: progressReporter(process.stderr),
+    });
+    print(summary);
+    return summary.failed > 0 ? 1 : 0;
+  } catch (error) {
+    if (!(error instanceof ImportError)) throw error;
+    process.stderr.write(`${JSON.stringify({ error: error.message, code: error.code })}\n`);
+    return 1;
   }
 }
 
@@ -305,7 +343,7 @@ async function redisReady(redis: Redis): Promise<void> {
 }
 
 run(process.argv.slice(2)).then(
-  () => process.exit(0),
+  (code) => process.exit(code ?? 0),
   (error: unknown) => {
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n\n${USAGE}\n`);

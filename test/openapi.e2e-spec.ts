@@ -63,7 +63,13 @@ describe('The OpenAPI document', () => {
     expect(ids.filter((id) => !/^[a-z][a-zA-Z]+$/.test(id) || /Controller/.test(id))).toEqual([]);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual(
-      expect.arrayContaining(['createDataset', 'createDocument', 'uploadDocument', 'searchDataset']),
+      expect.arrayContaining([
+        'createDataset',
+        'createDocument',
+        'uploadDocument',
+        'bulkUploadDocuments',
+        'searchDataset',
+      ]),
     );
     expect(document.servers).toEqual([expect.objectContaining({ url: t.url })]);
     expect(document.info.license?.name).toEqual(expect.any(String));
@@ -124,7 +130,13 @@ describe('The OpenAPI document', () => {
   });
 
   it('gives Idempotency-Key no example value, which Swagger UI would send with every try', () => {
-    for (const id of ['createDataset', 'createDocument', 'uploadDocument', 'createWebhook']) {
+    for (const id of [
+      'createDataset',
+      'createDocument',
+      'uploadDocument',
+      'bulkUploadDocuments',
+      'createWebhook',
+    ]) {
       const header = operation(id).parameters!.find((p) => p.name === 'Idempotency-Key')!;
       expect([id, header.example, header.schema?.example]).toEqual([id, undefined, undefined]);
     }

@@ -50,6 +50,7 @@ describe('Health, readiness and API documentation', () => {
       '/v1/datasets',
       '/v1/datasets/{dataset_id}',
       '/v1/datasets/{dataset_id}/documents',
+      '/v1/datasets/{dataset_id}/documents/bulk',
       '/v1/datasets/{dataset_id}/documents/upload',
       '/v1/datasets/{dataset_id}/documents/{document_id}',
       '/v1/datasets/{dataset_id}/documents/{document_id}/reprocess',
@@ -439,6 +440,7 @@ describe('Boot', () => {
     'DatasetIndex1732000000016',
     'DatasetFusion1732000000017',
     'EmbeddingGenerations1732000000018',
+    'IdempotentErrorAnswers1732000000020',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -71,6 +71,7 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   payload_too_large: CommonErrors.payloadTooLarge(1_048_576),
   file_too_large: DocumentErrors.fileTooLarge(),
   content_too_large: DocumentErrors.contentTooLarge(1_200_000),
+  too_many_documents: DocumentErrors.tooManyDocuments(),
   unsupported_media_type: CommonErrors.unsupportedMediaType('text/plain', ['application/json']),
   unsupported_file_type: DocumentErrors.unsupportedFileType('extension ".exe" is not supported'),
   unprocessable_entity: new AppError(422, 'unprocessable_entity', 'Unprocessable Entity'),

@@ -24,6 +24,18 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * An error answered after the request had already created something (the first groups of a bulk
+ * upload): `Idempotency-Key` stores it as it stores a success, so that a retry is answered with it
+ * rather than creating the same things again.
+ */
+export class PartlyAppliedError extends AppError {
+  constructor(cause: AppError, details: ErrorDetails) {
+    super(cause.status, cause.code, cause.message, { ...cause.details, ...details }, cause.headers);
+    this.name = 'PartlyAppliedError';
+  }
+}
+
 /** The contract's error body. */
 export interface ErrorBody {
   error: string;

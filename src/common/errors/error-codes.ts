@@ -56,6 +56,7 @@ export const API_ERROR_CODES = [
   'payload_too_large',
   'file_too_large',
   'content_too_large',
+  'too_many_documents',
   'unsupported_media_type',
   'unsupported_file_type',
   'unprocessable_entity',

@@ -21,6 +21,10 @@ export class IdempotencyKeyEntity {
   @Column('json', { name: 'response_body', nullable: true })
   responseBody!: unknown;
 
+  /** The status of a stored error answer (`PartlyAppliedError`); null for the route's own success. */
+  @Column('smallint', { name: 'response_status', nullable: true })
+  responseStatus!: number | null;
+
   @Column('timestamptz', { name: 'created_at' })
   createdAt!: Date;
 

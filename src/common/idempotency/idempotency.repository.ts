@@ -50,14 +50,25 @@ export class IdempotencyRepository {
     return this.db.getRepository(IdempotencyKeyEntity).findOneBy({ accountId, key });
   }
 
-  async complete(claim: Claim, body: unknown): Promise<void> {
+  /**
+   * Stores the answer, with the request's fingerprint as now known (a streamed body's is whole only
+   * once it has been read) and, for an error answer, its status.
+   */
+  async complete(
+    claim: Claim,
+    body: unknown,
+    answer: { requestHash?: Buffer; status?: number } = {},
+  ): Promise<void> {
     try {
-      await this.db
-        .getRepository(IdempotencyKeyEntity)
-        .update(
-          { accountId: claim.accountId, key: claim.key, claimToken: claim.token },
-          { state: 'completed', responseBody: body as object },
-        );
+      await this.db.getRepository(IdempotencyKeyEntity).update(
+        { accountId: claim.accountId, key: claim.key, claimToken: claim.token },
+        {
+          state: 'completed',
+          responseBody: body as object,
+          ...(answer.requestHash ? { requestHash: answer.requestHash } : {}),
+          ...(answer.status !== undefined ? { responseStatus: answer.status } : {}),
+        },
+      );
     } catch (error) {
       throw new IdempotencyStoreError(error);
     }

@@ -3,6 +3,9 @@ import { Injectable } from '@nestjs/common';
 /** The route metadata that names a route's replay check. */
 export const IDEMPOTENT_REPLAY = 'idempotent_replay';
 
+/** The route metadata that marks a route reading its body as it arrives, with the body's byte limit. */
+export const IDEMPOTENT_STREAMED_BODY = 'idempotent_streamed_body';
+
 /**
  * Checks a stored response before it is replayed (`@Idempotent({ replay: name })`): given the
  * account and the body as first answered, it returns the body to answer now. A route whose first

@@ -1,4 +1,4 @@
-import { AppError } from 'src/common/errors/app-error.js';
+import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
 import { shownId } from 'src/common/ids/ids.js';
 import { SUPPORTED_EXTENSIONS } from 'src/modules/documents/file-kinds.js';
 
@@ -6,6 +6,17 @@ export const DOCUMENT_LIMITS = {
   perDataset: 10_000,
   fileBytes: 10 * 1024 * 1024,
   contentCharacters: 1_000_000,
+} as const;
+
+/** A bulk upload's bounds (`POST .../documents/bulk`; docs/decisions.md, Uploads and limits). */
+export const BULK_LIMITS = {
+  documents: 1_000,
+  bodyBytes: 64 * 1024 * 1024,
+  /** A line of the largest file (10 MB, 13.4 MB as base64) or text, with its metadata. */
+  lineBytes: 16 * 1024 * 1024,
+  /** A group is written in one transaction once it holds this many documents or bytes. */
+  groupDocuments: 100,
+  groupBytes: 16 * 1024 * 1024,
 } as const;
 
 export const DocumentErrors = {
@@ -51,6 +62,32 @@ export const DocumentErrors = {
         'yaml',
       ],
     }),
+  tooManyDocuments: () =>
+    new AppError(
+      413,
+      'too_many_documents',
+      `A bulk upload may hold at most ${BULK_LIMITS.documents} documents; send the rest in another request`,
+      { limit: BULK_LIMITS.documents },
+      { Connection: 'close' },
+    ),
+  bulkTooLarge: () =>
+    new AppError(
+      413,
+      'payload_too_large',
+      `A bulk upload may be at most ${BULK_LIMITS.bodyBytes} bytes; send the rest in another request`,
+      { limit_bytes: BULK_LIMITS.bodyBytes },
+      // The rest of the body is not read: the connection cannot carry another request.
+      { Connection: 'close' },
+    ),
+  lineTooLong: (bytes: number) =>
+    new AppError(413, 'payload_too_large', `A line may be at most ${BULK_LIMITS.lineBytes} bytes`, {
+      limit_bytes: BULK_LIMITS.lineBytes,
+      bytes,
+    }),
+  emptyBulk: () =>
+    CommonErrors.validation([
+      { field: 'body', issue: 'must hold at least one document, one JSON object a line' },
+    ]),
   stillProcessing: (documentId: string) =>
     new AppError(409, 'document_processing', `Document "${documentId}" is still being processed`, {
       document_id: documentId,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import type { ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
@@ -61,6 +61,31 @@ export class DocumentsRepository {
     } as QueryDeepPartialEntity<DocumentEntity>);
     await tx.getRepository(DocumentSourceEntity).insert({ documentId: document.id, content });
     return documents.findOneByOrFail({ id: document.id });
+  }
+
+  /**
+   * Inserts several documents with their sources, in two multi-row statements; returns the documents
+   * in the order given.
+   */
+  async insertMany(tx: Tx, items: { document: NewDocument; content: Buffer }[]): Promise<DocumentEntity[]> {
+    if (items.length === 0) return [];
+    const documents = tx.getRepository(DocumentEntity);
+    await documents.insert(
+      items.map(
+        ({ document }) =>
+          ({
+            ...document,
+            status: 'processing',
+            progress: { stage: 'upload', percent: 0 },
+          }) as QueryDeepPartialEntity<DocumentEntity>,
+      ),
+    );
+    await tx
+      .getRepository(DocumentSourceEntity)
+      .insert(items.map(({ document, content }) => ({ documentId: document.id, content })));
+    const ids = items.map(({ document }) => document.id);
+    const byId = new Map((await documents.findBy({ id: In(ids) })).map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(id) as DocumentEntity);
   }
 
   /** The dataset a document belongs to, or null for an unknown document. */

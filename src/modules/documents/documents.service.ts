@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
-import { EventOutbox } from 'src/modules/events/domain-events.js';
+import { type DomainEventMap, EventOutbox } from 'src/modules/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
@@ -11,7 +11,7 @@ import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js'
 import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
-import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
+import { DocumentsRepository, type NewDocument } from 'src/modules/documents/documents.repository.js';
 import type { ListDocumentsQueryDto } from 'src/modules/documents/dto/document.dto.js';
 import { type DetectedType, detectFileType } from 'src/modules/documents/file-kinds.js';
 import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
@@ -22,6 +22,31 @@ export interface NewUpload {
   content: Buffer;
   type: DetectedType;
   metadata: Record<string, unknown>;
+}
+
+/** The row of an upload's document, as any upload stores it. */
+export function newDocument(datasetId: string, upload: NewUpload): NewDocument {
+  return {
+    id: newId('doc'),
+    datasetId,
+    filename: upload.filename,
+    kind: upload.type.kind,
+    mediaType: upload.type.mediaType,
+    sizeBytes: upload.content.length,
+    metadata: upload.metadata,
+  };
+}
+
+/** The `document.uploaded` event of a document just stored. */
+export function uploadedEvent(document: DocumentEntity): DomainEventMap['document.uploaded'] {
+  return {
+    document_id: document.id,
+    dataset_id: document.datasetId,
+    filename: document.filename,
+    size_bytes: document.sizeBytes,
+    status: 'processing',
+    metadata: document.metadata,
+  };
 }
 
 /** The longest file name kept, in characters: what common file systems allow. */
@@ -86,28 +111,9 @@ export class DocumentsService {
     const document = await this.transactions.run(async (tx) => {
       const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
       if (dataset.documentCount >= DOCUMENT_LIMITS.perDataset) throw DocumentErrors.limitReached();
-      const created = await this.documents.insert(
-        tx,
-        {
-          id: newId('doc'),
-          datasetId: dataset.id,
-          filename: upload.filename,
-          kind: upload.type.kind,
-          mediaType: upload.type.mediaType,
-          sizeBytes: upload.content.length,
-          metadata: upload.metadata,
-        },
-        upload.content,
-      );
+      const created = await this.documents.insert(tx, newDocument(dataset.id, upload), upload.content);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, 1);
-      await this.events.record(tx, dataset.accountId, 'document.uploaded', {
-        document_id: created.id,
-        dataset_id: created.datasetId,
-        filename: created.filename,
-        size_bytes: created.sizeBytes,
-        status: 'processing',
-        metadata: created.metadata,
-      });
+      await this.events.record(tx, dataset.accountId, 'document.uploaded', uploadedEvent(created));
       return created;
     });
     await this.queue.enqueue(document);

@@ -43,6 +43,27 @@ export function processDocumentJobId(documentId: string, generation: number, rec
   return `${documentId}.${generation}.${recoveries}`;
 }
 
+/** A run of a document's processing, as its job is named. */
+export interface QueuedRun {
+  id: string;
+  generation: number;
+  recoveries: number;
+}
+
+function processDocumentJob(document: QueuedRun) {
+  return {
+    name: JobName.ProcessDocument,
+    data: { documentId: document.id, generation: document.generation },
+    opts: {
+      ...PROCESS_DOCUMENT_RETRY,
+      timeout: PROCESS_DOCUMENT_TIMEOUT_MS,
+      jobId: processDocumentJobId(document.id, document.generation, document.recoveries),
+      removeOnComplete: true,
+      removeOnFail: true,
+    },
+  };
+}
+
 @Injectable()
 export class IngestionQueue {
   constructor(
@@ -54,19 +75,9 @@ export class IngestionQueue {
    * Queues a document's processing. A failure is logged, not thrown: the document is already stored
    * as processing, and the recovery sweep queues it again once Redis is back.
    */
-  async enqueue(document: { id: string; generation: number; recoveries: number }): Promise<boolean> {
-    const jobId = processDocumentJobId(document.id, document.generation, document.recoveries);
-    const added = this.queue.add(
-      JobName.ProcessDocument,
-      { documentId: document.id, generation: document.generation },
-      {
-        ...PROCESS_DOCUMENT_RETRY,
-        timeout: PROCESS_DOCUMENT_TIMEOUT_MS,
-        jobId,
-        removeOnComplete: true,
-        removeOnFail: true,
-      },
-    );
+  async enqueue(document: QueuedRun): Promise<boolean> {
+    const job = processDocumentJob(document);
+    const added = this.queue.add(job.name, job.data, job.opts);
     try {
       await withDeadline(
         added,
@@ -83,8 +94,30 @@ export class IngestionQueue {
     }
   }
 
+  /**
+   * Queues several documents' processing in one round trip to Redis, each job as `enqueue` makes it.
+   * A failure is logged, not thrown, as there: the recovery sweep queues the documents again.
+   */
+  async enqueueMany(documents: readonly QueuedRun[]): Promise<boolean> {
+    if (documents.length === 0) return true;
+    try {
+      await withDeadline(
+        this.queue.addBulk(documents.map(processDocumentJob)),
+        ENQUEUE_TIMEOUT_MS,
+        () => new Error(`no answer from Redis in ${ENQUEUE_TIMEOUT_MS} ms`),
+      );
+      return true;
+    } catch (err) {
+      this.logger.warn(
+        { err, document_ids: documents.map((document) => document.id) },
+        'could not queue documents; the recovery sweep will',
+      );
+      return false;
+    }
+  }
+
   /** Whether a job for this run is waiting, delayed or running. */
-  async hasLiveJob(document: { id: string; generation: number; recoveries: number }): Promise<boolean> {
+  async hasLiveJob(document: QueuedRun): Promise<boolean> {
     const job = await this.queue.getJob(
       processDocumentJobId(document.id, document.generation, document.recoveries),
     );

@@ -10,7 +10,7 @@ import type {
   ProcessingStage,
 } from 'src/modules/documents/document.entity.js';
 
-const METADATA_DOC = {
+export const METADATA_DOC = {
   type: 'object',
   additionalProperties: true,
   description:
