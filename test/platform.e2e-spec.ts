@@ -440,6 +440,7 @@ describe('Boot', () => {
     'DatasetIndex1732000000016',
     'DatasetFusion1732000000017',
     'EmbeddingGenerations1732000000018',
+    'PostingsWithoutForeignKey1732000000019',
     'IdempotentErrorAnswers1732000000020',
   ];
 
