@@ -1,5 +1,5 @@
 import { withDeadline } from 'src/common/async/deadline.js';
-import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
+import { ChunkIndexRepository, ExclusiveLockNeeded } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { until } from '../utils/until.js';
 import {
   chunksOf,
@@ -383,6 +383,58 @@ describe('ChunkIndexRepository', () => {
       expect(written.chunks[2][0].embedding).toBe('[1,0,0]');
       expect(written.statistics.df.owl).toBeUndefined();
       await expectConsistent(together.dataset);
+    });
+  });
+
+  describe('writers under the shared lock', () => {
+    it('write at once into one dataset, on the same terms, and leave the statistics exact', async () => {
+      const { dataset, ids } = await datasetWith(12);
+      // Every document shares its words with the others, in an order of its own.
+      const words = ['alder', 'birch', 'cedar', 'dogwood', 'elm', 'fir', 'ginkgo', 'hazel'];
+      const text = (i: number) => words.map((_, w) => words[(w * (i + 3)) % words.length]).join(' ');
+      await write(dataset, ids[0], [text(100)]);
+      const started: number[] = [];
+      const writers = ids.slice(1).map((id, i) =>
+        db.dataSource.transaction('READ COMMITTED', async (tx) => {
+          await index.lockDataset(tx, dataset.id, { shared: true });
+          started.push(i);
+          await index.replaceChunks(
+            tx,
+            target(dataset, ''),
+            [{ documentId: id, chunks: chunksOf([text(i), text(i + 1)]), embeddings: null }],
+            { shared: true },
+          );
+          // Held open a moment, so that the writers overlap.
+          await tx.query('SELECT pg_sleep(0.05)');
+        }),
+      );
+      // A deletion meanwhile takes the lock exclusive and waits for the writers under way.
+      const removed = remove(dataset, ids[0]);
+      await Promise.all([...writers, removed]);
+      expect(started).toHaveLength(11);
+      await expectConsistent(dataset);
+      expect((await storedStatistics(db.sql, dataset.seq)).df.alder).toBe(22);
+    });
+
+    it("refuses to decide a dataset's model under the shared lock", async () => {
+      const { dataset, ids } = await datasetWith(1);
+      const attempt = db.dataSource.transaction(async (tx) => {
+        await index.lockDataset(tx, dataset.id, { shared: true });
+        await index.replaceChunks(
+          tx,
+          target(dataset, ''),
+          [
+            {
+              documentId: ids[0],
+              chunks: chunksOf(['Owls']),
+              embeddings: { name: FIXTURE_MODEL, dimensions: 3, vectors: [[1, 0, 0]] },
+            },
+          ],
+          { shared: true },
+        );
+      });
+      await expect(attempt).rejects.toBeInstanceOf(ExclusiveLockNeeded);
+      expect(await chunkRows(ids[0])).toEqual([]);
     });
   });
 

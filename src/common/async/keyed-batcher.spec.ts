@@ -47,6 +47,26 @@ describe('KeyedBatcher', () => {
     expect(batches).toEqual([[1], [4, 5], [2], [20], [3]]);
   });
 
+  it('runs up to perKey batches of one key at once', async () => {
+    let running = 0;
+    let most = 0;
+    const batches: number[][] = [];
+    const batcher = new KeyedBatcher<number, number>(
+      async (_key, items) => {
+        batches.push(items);
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        running--;
+        return settled(items);
+      },
+      { items: 2, weight: 10, weigh: () => 1, perKey: 2 },
+    );
+    await Promise.all([1, 2, 3, 4, 5, 6].map((x) => batcher.submit('k', x)));
+    expect(most).toBe(2);
+    // The first two run alone, side by side; the rest wait for them and go two at a time.
+    expect(batches).toEqual([[1], [2], [3, 4], [5, 6]]);
+  });
+
   it('settles each item with its own outcome', async () => {
     const batcher = new KeyedBatcher<number, number>(
       (_key, items) =>

@@ -10,18 +10,21 @@ export interface BatchLimits<I> {
   /** The weight a batch stays within; an item heavier than that still runs, alone. */
   weight: number;
   weigh(item: I): number;
+  /** Batches of one key that run at once (1 unless given). */
+  perKey?: number;
 }
 
 /**
- * Groups items of concurrent callers by key, and runs one batch per key at a time: while a key's
- * batch runs, its new items wait, and as soon as it ends they go next, together, up to the limits.
+ * Groups items of concurrent callers by key, and runs `perKey` batches per key at a time: while a key's
+ * batches run, its new items wait, and as soon as one ends they go next, together, up to the limits.
  * Batches of different keys run at the same time. There is no waiting timer: a lone caller is served
  * at once, and under load batches fill up by themselves. Each item settles on its own: `run` answers
  * one outcome per item, so that one item's failure is not its batch's.
  */
 export class KeyedBatcher<I, O> {
   private readonly waiting = new Map<string, Pending<I, O>[]>();
-  private readonly running = new Set<string>();
+  /** Batches under way, by key. */
+  private readonly running = new Map<string, number>();
 
   constructor(
     private readonly run: (key: string, items: I[]) => Promise<PromiseSettledResult<O>[]>,
@@ -39,10 +42,11 @@ export class KeyedBatcher<I, O> {
 
   private drain(key: string): void {
     const queue = this.waiting.get(key);
-    if (this.running.has(key) || !queue) return;
+    const running = this.running.get(key) ?? 0;
+    if (running >= (this.limits.perKey ?? 1) || !queue) return;
     const batch = this.take(queue);
     if (queue.length === 0) this.waiting.delete(key);
-    this.running.add(key);
+    this.running.set(key, running + 1);
     this.run(
       key,
       batch.map((pending) => pending.item),
@@ -57,7 +61,9 @@ export class KeyedBatcher<I, O> {
       )
       .catch((error: unknown) => batch.forEach((pending) => pending.reject(error)))
       .finally(() => {
-        this.running.delete(key);
+        const left = this.running.get(key)! - 1;
+        if (left === 0) this.running.delete(key);
+        else this.running.set(key, left);
         this.drain(key);
       });
   }

@@ -61,8 +61,8 @@ const INSERT_BATCH = 5_000;
 const INSERT_BATCH_VECTOR_VALUES = 400_000;
 
 /**
- * A batch of chunks, of one document or several, with their postings and the terms' document
- * frequencies, in one statement. The dataset's text search configuration turns each chunk into
+ * A batch of chunks, of one document or several, with their postings, in one statement; it answers
+ * the length added (a row without a term) and each term's number of chunks (`ADD_TERMS` adds them). The dataset's text search configuration turns each chunk into
  * lexemes (stemmed, stop words dropped); a lexeme's tf is its number of positions, and a chunk's BM25
  * length the sum of its tfs. Parameters: dataset seq, then one array per chunk column (its document,
  * id, ordinal, content, token count, page, offsets, vector, the text its lexemes are taken from
@@ -87,13 +87,20 @@ const INSERT_CHUNKS = `WITH input AS (
      INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
      SELECT $1, l.lexeme, i.seq, coalesce(array_length(l.positions, 1), 1), i.length
        FROM inserted i JOIN analysed a ON a.id = i.id, unnest(a.lexemes) l
-   ), term_counts AS (
-     INSERT INTO term_stats AS t (dataset_seq, term, df)
-     SELECT $1, l.lexeme, count(*) FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme
-     ON CONFLICT (dataset_seq, term)
-     DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')
    )
-   SELECT coalesce(sum(length), 0)::float8 AS total FROM inserted`;
+   SELECT NULL AS term, NULL::int AS df, (SELECT coalesce(sum(length), 0)::float8 FROM inserted) AS total
+   UNION ALL
+   SELECT l.lexeme, count(*)::int, NULL FROM analysed a, unnest(a.lexemes) l GROUP BY l.lexeme`;
+
+/**
+ * Adds chunks' terms to their document frequencies, in term order: writers that hold the dataset's
+ * chunk lock shared (`lockDataset`) lock the rows of the terms they share in the same order, and so
+ * wait for one another's commit but never deadlock. Parameters: dataset seq, terms, their counts.
+ */
+const ADD_TERMS = `INSERT INTO term_stats AS t (dataset_seq, term, df)
+   SELECT $1, u.term, u.df FROM unnest($2::text[], $3::int[]) AS u(term, df) ORDER BY u.term
+   ON CONFLICT (dataset_seq, term)
+   DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')`;
 
 /**
  * The search index's writes: chunks with their vectors, BM25 postings (`chunk_terms`), the terms'
@@ -115,9 +122,18 @@ export class ChunkIndexRepository {
    * document writes for seconds, and a writer of the row alone (an upload counting its document, a
    * change of name) must not wait for that. Such a writer takes the row `FOR NO KEY UPDATE`, which the
    * key-share locks of the chunks' foreign keys do not hold up; indexing updates the row only at its end.
+   *
+   * Indexing takes it `shared`, so that several runs of a dataset are written at once: what they change
+   * in common are additions (terms' document frequencies, the dataset's totals), made row by row in one
+   * order (`ADD_TERMS`, then the totals), which commute and stay exact at every commit. Everything else
+   * takes it exclusive, and so waits for the indexing under way and holds new indexing back: the first
+   * vectors of a dataset, which decide its model, are written under the exclusive lock too.
    */
-  async lockDataset(tx: Tx, datasetId: string): Promise<void> {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('dataset chunks ' || $1, 0))`, [datasetId]);
+  async lockDataset(tx: Tx, datasetId: string, { shared = false } = {}): Promise<void> {
+    await tx.query(
+      `SELECT ${shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock'}(hashtextextended('dataset chunks ' || $1, 0))`,
+      [datasetId],
+    );
   }
 
   /** `replaceChunks` for one document; the model of its vectors written, or null. */
@@ -142,12 +158,15 @@ export class ChunkIndexRepository {
    * they are of the generation being built beside them (a re-embedding), they are written there, and
    * the chunks join the vector leg at the switch; otherwise the chunks are indexed keyword-only (a
    * re-embedding embeds them). Returns, for each document, the model of the vectors written, or null.
-   * The caller holds the dataset's chunk lock.
+   * The caller holds the dataset's chunk lock, exclusive unless `shared` (see `lockDataset`): under the
+   * shared lock, vectors that would make their model the dataset's throw `ExclusiveLockNeeded` before
+   * anything is written.
    */
   async replaceChunks(
     tx: Tx,
     dataset: DatasetTarget,
     documents: DocumentChunks[],
+    { shared = false } = {},
   ): Promise<(string | null)[]> {
     const [state] = await tx.query<VectorState[]>(
       `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions",
@@ -159,8 +178,10 @@ export class ChunkIndexRepository {
     const generations = documents.map(({ embeddings }) => {
       const generation = embeddings && state ? generationOf(state, embeddings) : null;
       // The first vectors of a dataset without a model make the model its own, for the rest too.
-      if (embeddings && generation === 'current' && state.embeddingModel === null)
+      if (embeddings && generation === 'current' && state.embeddingModel === null) {
+        if (shared) throw new ExclusiveLockNeeded();
         Object.assign(state, { embeddingModel: embeddings.name, embeddingDimensions: embeddings.dimensions });
+      }
       return generation;
     });
     const previous = await this.deleteDocumentChunks(
@@ -211,6 +232,15 @@ export class ChunkIndexRepository {
    * trusts).
    */
   private async deleteDocumentChunks(tx: Tx, documentIds: string[]): Promise<ChunkTotals> {
+    // The terms' rows are locked first, in term order, as indexing under the shared lock adds to them.
+    await tx.query(
+      `SELECT 1 FROM term_stats t
+         JOIN (SELECT DISTINCT p.dataset_seq, p.term FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
+                WHERE c.document_id = ANY($1::text[])) g ON g.dataset_seq = t.dataset_seq AND g.term = t.term
+        ORDER BY t.term
+          FOR UPDATE OF t`,
+      [documentIds],
+    );
     // The DELETE and the UPDATE see the same snapshot and touch disjoint rows. A df below the postings
     // removed (counts gone wrong) is not deleted: the UPDATE takes it below 0, which the CHECK refuses.
     await tx.query(
@@ -247,9 +277,10 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Inserts the documents' chunks, their postings and the terms' document frequencies
-   * (`INSERT_CHUNKS`), a batch of chunks a statement (see `INSERT_BATCH`), the vectors of each document
-   * into its generation (`replaceChunks`). Returns the total length added.
+   * Inserts the documents' chunks and their postings (`INSERT_CHUNKS`), a batch of chunks a statement
+   * (see `INSERT_BATCH`), the vectors of each document into its generation (`replaceChunks`), then adds
+   * their terms to the document frequencies in one statement (`ADD_TERMS`). Returns the total length
+   * added.
    */
   private async insertChunks(
     tx: Tx,
@@ -271,27 +302,42 @@ export class ChunkIndexRepository {
       ? Math.max(1, Math.min(INSERT_BATCH, Math.floor(INSERT_BATCH_VECTOR_VALUES / dimensions)))
       : INSERT_BATCH;
     let total = 0;
+    const terms = new Map<string, number>();
     for (let first = 0; first < rows.length; first += batch) {
       const part = rows.slice(first, first + batch);
       const sources = await lexemeSources(part.map((row) => row.chunk));
-      const [result] = await tx.query<{ total: number }[]>(INSERT_CHUNKS, [
-        datasetSeq,
-        part.map((row) => row.documentId),
-        part.map(() => newId('chk')),
-        part.map((row) => row.ordinal),
-        part.map((row) => row.chunk.content),
-        part.map((row) => row.chunk.tokenCount),
-        part.map((row) => row.chunk.page ?? null),
-        part.map((row) => row.chunk.charStart),
-        part.map((row) => row.chunk.charEnd),
-        part.map((row) => (row.vector ? (toSql(row.vector) as string) : null)),
-        sources,
-        part.map((row) => row.next),
-        language,
-      ]);
-      total += result.total;
+      const counted = await tx.query<{ term: string | null; df: number | null; total: number | null }[]>(
+        INSERT_CHUNKS,
+        [
+          datasetSeq,
+          part.map((row) => row.documentId),
+          part.map(() => newId('chk')),
+          part.map((row) => row.ordinal),
+          part.map((row) => row.chunk.content),
+          part.map((row) => row.chunk.tokenCount),
+          part.map((row) => row.chunk.page ?? null),
+          part.map((row) => row.chunk.charStart),
+          part.map((row) => row.chunk.charEnd),
+          part.map((row) => (row.vector ? (toSql(row.vector) as string) : null)),
+          sources,
+          part.map((row) => row.next),
+          language,
+        ],
+      );
+      for (const { term, df, total: added } of counted) {
+        if (term === null) total += added!;
+        else terms.set(term, (terms.get(term) ?? 0) + df!);
+      }
     }
+    if (terms.size > 0) await tx.query(ADD_TERMS, [datasetSeq, [...terms.keys()], [...terms.values()]]);
     return total;
+  }
+}
+
+/** Thrown by `replaceChunks` under the shared chunk lock for vectors that would decide the dataset's model. */
+export class ExclusiveLockNeeded extends Error {
+  constructor() {
+    super('the first vectors of a dataset decide its model: they are written under the exclusive chunk lock');
   }
 }
 

@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventOutbox, type ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
-import { ChunkIndexRepository, type IndexedChunk } from 'src/modules/chunk-index/chunk-index.repository.js';
+import {
+  ChunkIndexRepository,
+  ExclusiveLockNeeded,
+  type IndexedChunk,
+} from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
@@ -31,19 +35,30 @@ export class IngestionRepository {
 
   /**
    * Writes runs' chunks, vectors and BM25 postings and marks their documents ready, all in one
-   * transaction. The dataset's chunk lock is taken first (`ChunkIndexRepository.lockDataset`: the order
-   * every writer of a dataset's chunks follows, so they cannot deadlock), then the documents' rows: a
+   * transaction. The dataset's chunk lock is taken first, shared (`ChunkIndexRepository.lockDataset`:
+   * the order every writer of a dataset's chunks follows, so they cannot deadlock; exclusive when the
+   * runs' vectors are the dataset's first, which decide its model), then the documents' rows: a
    * run whose document was deleted or restarted meanwhile writes nothing. The dataset row itself is
    * written last, so that uploads into the dataset do not wait for the chunks. Chunks of an earlier run
    * are replaced. Returns each run's processing time (see `DocumentsRepository.markReady`), or null
    * when it was no longer current.
    */
   async index(datasetId: string, runs: RunChunks[]): Promise<(number | null)[]> {
+    try {
+      return await this.write(datasetId, runs, { shared: true });
+    } catch (error) {
+      // The dataset's first vectors: written again, under the exclusive lock.
+      if (!(error instanceof ExclusiveLockNeeded)) throw error;
+      return this.write(datasetId, runs, { shared: false });
+    }
+  }
+
+  private write(datasetId: string, runs: RunChunks[], lock: { shared: boolean }): Promise<(number | null)[]> {
     return this.db.transaction('READ COMMITTED', async (tx) => {
       // The planner finds a large document's statements costly enough for JIT compilation, which they
       // never repay (docs/ingestion.md).
       await tx.query('SET LOCAL jit = off');
-      await this.chunkIndex.lockDataset(tx, datasetId);
+      await this.chunkIndex.lockDataset(tx, datasetId, lock);
       const dataset = await this.datasets.indexTarget(tx, datasetId);
       if (!dataset) return runs.map(() => null);
       const current = new Set(
@@ -60,6 +75,7 @@ export class IngestionRepository {
         tx,
         { datasetId, datasetSeq: dataset.seq, language: dataset.language },
         live.map(({ run, chunks, embeddings }) => ({ documentId: run.documentId, chunks, embeddings })),
+        lock,
       );
       const elapsed = await this.documents.markReady(
         tx,

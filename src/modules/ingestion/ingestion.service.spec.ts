@@ -150,17 +150,18 @@ describe('IngestionService.process', () => {
   it('indexes the runs of a dataset that wait for one another together, and each alone when that fails', async () => {
     const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
     const { service, index } = setUp({ extract });
-    const runs = [1, 2, 3, 4].map((generation) => ({ documentId: `doc_${generation}`, generation }));
+    const runs = [1, 2, 3, 4, 5].map((generation) => ({ documentId: `doc_${generation}`, generation }));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     index.mockImplementation(async (_datasetId, group) => {
-      if (group.length === 1 && group[0].run.documentId === 'doc_1') await held;
+      if (group.length === 1 && ['doc_1', 'doc_2'].includes(group[0].run.documentId)) await held;
       if (group.length > 1) throw new Error('one of them is bad');
       if (group[0].run.documentId === 'doc_3') throw new Error('doc_3 is bad');
       return [1];
     });
     const processed = Promise.allSettled(runs.map((r) => service.process(r)));
-    // The first run's transaction is under way; the next three arrive meanwhile.
+    // The first run's transaction is under way, and the second's beside it (two a dataset at once); the
+    // next three arrive meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 20));
     release();
     const outcomes = await processed;
@@ -169,13 +170,15 @@ describe('IngestionService.process', () => {
       'fulfilled',
       'rejected',
       'fulfilled',
+      'fulfilled',
     ]);
     expect(index.mock.calls.map(([, group]) => group.map((r) => r.run.documentId))).toEqual([
       ['doc_1'],
-      ['doc_2', 'doc_3', 'doc_4'],
       ['doc_2'],
+      ['doc_3', 'doc_4', 'doc_5'],
       ['doc_3'],
       ['doc_4'],
+      ['doc_5'],
     ]);
   });
 

@@ -20,10 +20,11 @@ import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.serv
 const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 } as const;
 
 /**
- * What one indexing transaction takes at most: the runs of a dataset that reach indexing while its
- * chunk lock is held go together (docs/ingestion.md, Indexing), up to this many documents and chunks.
+ * What one indexing transaction takes at most: the runs of a dataset that reach indexing while a
+ * process's transactions into it are under way go together (docs/ingestion.md, Indexing), up to this
+ * many documents and chunks; a process runs up to `perDataset` such transactions into a dataset at once.
  */
-const INDEX_BATCH = { documents: 64, chunks: 5_000 } as const;
+const INDEX_BATCH = { documents: 64, chunks: 5_000, perDataset: 2 } as const;
 
 /** Progress updates one statement writes at most. */
 const PROGRESS_BATCH = 500;
@@ -38,7 +39,12 @@ const PROGRESS_BATCH = 500;
 export class IngestionService {
   private readonly indexing = new KeyedBatcher<RunChunks, number | null>(
     (datasetId, runs) => this.indexTogether(datasetId, runs),
-    { items: INDEX_BATCH.documents, weight: INDEX_BATCH.chunks, weigh: (run) => run.chunks.length },
+    {
+      items: INDEX_BATCH.documents,
+      weight: INDEX_BATCH.chunks,
+      weigh: (run) => run.chunks.length,
+      perKey: INDEX_BATCH.perDataset,
+    },
   );
 
   /**
