@@ -123,7 +123,8 @@ export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
     rateLimitWaitSeconds: int('EMBEDDING_RATE_LIMIT_WAIT_SECONDS', {
       default: 120,
       min: 0,
-      max: 3_600,
+      // Well within the 10 minutes the queue gives an attempt.
+      max: 300,
       description:
         "how long a passages' request waits out an OpenAI-compatible server's 429 answers before it fails " +
         '(the documents are then retried as after any transient failure)',

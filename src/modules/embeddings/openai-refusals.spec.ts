@@ -79,6 +79,15 @@ describe('tooLarge', () => {
       { kind: 'input', keep: 0.25 },
     ],
     [
+      "Text Embeddings Inference's batch size, from its OpenAI-compatible route",
+      answer(413, {
+        message: 'batch size 64 > maximum allowed batch size 32',
+        code: 413,
+        error_type: 'Validation',
+      }),
+      { kind: 'inputs', maxInputs: 32 },
+    ],
+    [
       "Text Embeddings Inference's payload limit, as text",
       answer(413, 'Failed to buffer the request body: length limit exceeded'),
       { kind: 'request' },
