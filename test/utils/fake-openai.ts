@@ -23,7 +23,50 @@ export interface FakeOpenAI {
   dimensionsOf: Record<string, number>;
   /** The `data` sent for a request, from the one the server made (to send malformed answers). */
   reshape: (data: { object: string; index: number; embedding: number[] }[]) => unknown;
+  /** Each request's number of inputs and the status it was answered with, in the order they came. */
+  answers: { inputs: number; status: number }[];
+  /** Requests received and not yet answered (nor given up by their client). */
+  inFlight: number;
+  /** The most requests in flight at once so far (settable, to start counting again). */
+  mostInFlight: number;
+  /** Answers the next `count` requests 429, with `headers` (`retry-after`, `retry-after-ms`). */
+  rateLimit(count: number, headers?: Record<string, string>): void;
+  /**
+   * A server's limits, refused as OpenAI-compatible servers do (tokens counted as four characters
+   * each): more inputs than `maxInputs` as Azure (400 "Too many inputs. The max number of inputs is
+   * N."), more tokens in all than `maxRequestTokens` as OpenAI (400 `max_tokens_per_request`), an input
+   * longer than `maxInputTokens` as vLLM (400 "maximum context length is N tokens").
+   */
+  limits: { maxInputs?: number; maxRequestTokens?: number; maxInputTokens?: number };
   close(): Promise<void>;
+}
+
+/** The fake's tokens of a text: about four characters each, as OpenAI's tokenizers read English. */
+export function fakeTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** What the fake refuses a request for, as a server would say it, or null. */
+function refusal(texts: string[], limits: FakeOpenAI['limits']): { message: string; code?: string } | null {
+  const { maxInputs, maxRequestTokens, maxInputTokens } = limits;
+  if (maxInputs !== undefined && texts.length > maxInputs)
+    return {
+      message: `Too many inputs. The max number of inputs is ${maxInputs}.  We hope to increase the number of inputs per request soon.`,
+    };
+  const tokens = texts.reduce((sum, text) => sum + fakeTokens(text), 0);
+  if (maxRequestTokens !== undefined && tokens > maxRequestTokens)
+    return {
+      message: `Requested ${tokens} tokens, max ${maxRequestTokens} tokens per request`,
+      code: 'max_tokens_per_request',
+    };
+  const longest = Math.max(...texts.map(fakeTokens));
+  if (maxInputTokens !== undefined && longest > maxInputTokens)
+    return {
+      message:
+        `This model's maximum context length is ${maxInputTokens} tokens. However, you requested ${longest} ` +
+        'tokens in the input for embedding generation. Please reduce the length of the input.',
+    };
+  return null;
 }
 
 /** `x` scaled to length 1: a vector chosen for a text, as a model's are. */
@@ -74,7 +117,15 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
     },
     dimensionsOf: {},
     reshape: (data) => data,
+    answers: [],
+    inFlight: 0,
+    mostInFlight: 0,
+    rateLimit: (count, headers = {}) => {
+      limited = { count, headers };
+    },
+    limits: {},
   };
+  let limited = { count: 0, headers: {} as Record<string, string> };
   // Delayed answers not yet sent: closing the server cancels them, or a long delay would keep Jest's
   // process alive after the last test ("Jest did not exit one second after the test run").
   const pending = new Set<NodeJS.Timeout>();
@@ -90,9 +141,32 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
       const texts = Array.isArray(input) ? input : [input];
       state.inputs.push(...texts);
       state.requests.push(texts);
+      const answer = { inputs: texts.length, status: 200 };
+      state.answers.push(answer);
+      state.inFlight++;
+      state.mostInFlight = Math.max(state.mostInFlight, state.inFlight);
+      response.on('close', () => state.inFlight--);
+      const fail = (status: number, error: object, headers: Record<string, string> = {}) => {
+        answer.status = status;
+        response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+        response.end(JSON.stringify({ error }));
+      };
       if (texts.some((text) => state.failing.has(text))) {
-        response.writeHead(500, { 'Content-Type': 'application/json' });
-        response.end(JSON.stringify({ error: { message: 'injected failure', type: 'server_error' } }));
+        fail(500, { message: 'injected failure', type: 'server_error' });
+        return;
+      }
+      if (limited.count > 0) {
+        limited.count--;
+        fail(
+          429,
+          { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+          limited.headers,
+        );
+        return;
+      }
+      const refused = refusal(texts, state.limits);
+      if (refused) {
+        fail(400, { type: 'invalid_request_error', param: null, code: null, ...refused });
         return;
       }
       if (texts.some((text) => state.hangs(text))) return;
@@ -102,7 +176,7 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         index,
         embedding: state.vectors.get(text) ?? hashVector(text, size),
       }));
-      const answer = () => {
+      const send = () => {
         const timer = setTimeout(() => {
           pending.delete(timer);
           response.writeHead(200, { 'Content-Type': 'application/json' });
@@ -117,8 +191,8 @@ export async function startFakeOpenAI(dimensions = 8): Promise<FakeOpenAI> {
         }, state.delayMs);
         pending.add(timer);
       };
-      if (texts.some((text) => state.holds(text))) held.push(answer);
-      else answer();
+      if (texts.some((text) => state.holds(text))) held.push(send);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -16,7 +16,10 @@ import {
   LocalEmbeddingProvider,
 } from 'src/modules/embeddings/local-embedding.provider.js';
 import { downloadModel, hasModel, removeStaleStaging } from 'src/modules/embeddings/model-download.js';
-import { OpenAIEmbeddingProvider } from 'src/modules/embeddings/openai-embedding.provider.js';
+import {
+  OpenAIEmbeddingProvider,
+  type PassageRequests,
+} from 'src/modules/embeddings/openai-embedding.provider.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { EMBEDDINGS_CONFIG, type EmbeddingsConfig } from 'src/modules/embeddings/embeddings.config.js';
 
@@ -236,6 +239,8 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
             baseUrl: openaiBaseUrl,
             model: previousModel,
             dimensions: previousDimensions,
+            requests: this.passageRequests(),
+            logger: this.logger,
           })
         : await this.local(previousModel, { passages: false, queries: true });
     const { model, dimensions } = provider;
@@ -251,7 +256,19 @@ export class EmbeddingService implements OnModuleInit, BeforeApplicationShutdown
       baseUrl: openaiBaseUrl,
       model,
       dimensions,
+      requests: this.passageRequests(),
+      logger: this.logger,
     });
+  }
+
+  private passageRequests(): PassageRequests {
+    const { requestBatch, requestTokens, requestConcurrency, rateLimitWaitSeconds } = this.config;
+    return {
+      batch: requestBatch,
+      tokens: requestTokens,
+      concurrency: requestConcurrency,
+      rateLimitWaitMs: rateLimitWaitSeconds * 1000,
+    };
   }
 
   private local(

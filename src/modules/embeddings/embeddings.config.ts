@@ -93,8 +93,41 @@ export const embeddingsSection = section('EMBEDDINGS_CONFIG', {
       min: 1,
       max: 2048,
       description:
-        'passages per model call; full batches of 16 chunks of 512 tokens take a process with a 12-layer ' +
+        'passages per call of the local model; full batches of 16 chunks of 512 tokens take a process with a 12-layer ' +
         'model to 1.6 GB (docs/benchmarks.md)',
+    }),
+    /** A remote provider's requests gather the passages of every document the process embeds at once. */
+    requestBatch: int('EMBEDDING_REQUEST_BATCH', {
+      default: 256,
+      min: 1,
+      max: 2048,
+      description:
+        'passages per request to an OpenAI-compatible server, from all the documents a process embeds at once ' +
+        '(fewer past `EMBEDDING_REQUEST_TOKENS`, or once the server refused a batch as too large)',
+    }),
+    requestTokens: int('EMBEDDING_REQUEST_TOKENS', {
+      default: 200_000,
+      min: 1,
+      max: 10_000_000,
+      description:
+        "estimated tokens per request to an OpenAI-compatible server, under OpenAI's 300,000 with a margin " +
+        '(a longer passage goes alone)',
+    }),
+    requestConcurrency: int('EMBEDDING_REQUEST_CONCURRENCY', {
+      default: 4,
+      min: 1,
+      max: 64,
+      description: "passages' requests a process has in flight to an OpenAI-compatible server",
+    }),
+    /** Then the batch fails as any transient error, for Bull to retry its documents. */
+    rateLimitWaitSeconds: int('EMBEDDING_RATE_LIMIT_WAIT_SECONDS', {
+      default: 120,
+      min: 0,
+      // Well within the 10 minutes the queue gives an attempt.
+      max: 300,
+      description:
+        "how long a passages' request waits out an OpenAI-compatible server's 429 answers before it fails " +
+        '(the documents are then retried as after any transient failure)',
     }),
     chunkTokens: int('CHUNK_TOKENS', {
       default: 512,

@@ -69,11 +69,10 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   ) {
     this.passages = (passages ?? queries)!;
     ({ dimensions: this.dimensions, maxTokens: this.maxTokens } = this.passages.info);
-    this.batcher = new MicroBatcher(
-      (texts) => ask(this.passages, 'embed', { texts }),
-      batchSize,
-      (a, b) => a.length - b.length,
-    );
+    this.batcher = new MicroBatcher((texts) => ask(this.passages, 'embed', { texts }), {
+      maxItems: batchSize,
+      order: (a, b) => a.length - b.length,
+    });
   }
 
   static async create(options: {

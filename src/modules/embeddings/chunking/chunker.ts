@@ -6,7 +6,11 @@ export interface Tokenizer {
 }
 
 /** For providers without a local tokenizer: about three characters a token, which over-counts English. */
-const ESTIMATING_TOKENIZER: Tokenizer = { count: (text) => Math.ceil(text.length / 3) };
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 3);
+}
+
+const ESTIMATING_TOKENIZER: Tokenizer = { count: estimateTokens };
 
 /**
  * `chunkText` by the estimate, on the calling thread: cheap, where counting with a model's tokenizer
