@@ -86,6 +86,11 @@ const result = {
   embedding_batch_size: BATCH,
   chunk_tokens: CHUNK_TOKENS,
 };
+if (process.env.BENCH_INGEST_ONLY_EXTRA === '1') {
+  // A check of the extra runs alone (e.g. with BENCH_DOCUMENTS=300): printed, not written.
+  console.log(JSON.stringify({ workers: await workersRun(1), search: await searchDuringIngestion() }, null, 1));
+  process.exit(0);
+}
 const loaded = await apiRun();
 result.sql = await sqlRun(loaded);
 result.sql_over_api_chunks_per_second = round(result.sql.chunks_per_second / result.chunks_per_second);
@@ -287,7 +292,7 @@ function searchDuringIngestion() {
     const search = timedPoster(server.url, headers);
     const ask = async (query) => {
       const started = performance.now();
-      const { status, json } = await search(`/v1/datasets/${searched.id}/query`, { query });
+      const { status, json } = await search('/v1/mcp/query', { dataset_id: searched.id, query });
       if (status !== 200) throw new Error(`search: ${status} ${JSON.stringify(json)}`);
       return performance.now() - started;
     };

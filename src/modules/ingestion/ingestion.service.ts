@@ -56,7 +56,7 @@ export class IngestionService {
       await this.documents.setProgress(updates);
       return updates.map(() => undefined);
     },
-    PROGRESS_BATCH,
+    { maxItems: PROGRESS_BATCH },
   );
 
   constructor(
