@@ -168,14 +168,16 @@ export class DocumentsRepository {
 
   /**
    * Records the stage each run is in, in one statement; also their heartbeats, which tell the recovery
-   * sweep they are alive. A run no longer current is left as it is.
+   * sweep they are alive. A run no longer current is left as it is, and so is one whose document is
+   * locked (being indexed, deleted or restarted): its progress does not wait for that.
    */
   async setProgress(updates: (Run & { stage: ProcessingStage; percent: number })[]): Promise<void> {
     await this.db.query(
       `UPDATE documents d
           SET progress = jsonb_build_object('stage', u.stage, 'percent', u.percent), heartbeat_at = now()
          FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) AS u(id, generation, stage, percent)
-        WHERE d.id = u.id AND d.generation = u.generation AND d.status = 'processing'`,
+        WHERE d.id = u.id AND d.generation = u.generation AND d.status = 'processing'
+          AND d.id IN (SELECT id FROM documents WHERE id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)`,
       [
         updates.map((update) => update.documentId),
         updates.map((update) => update.generation),

@@ -11,8 +11,7 @@ import { IngestionErrors, PermanentProcessingError } from 'src/modules/ingestion
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 import { IngestionRepository, type RunChunks } from 'src/modules/ingestion/ingestion.repository.js';
 import { KeyedBatcher } from 'src/common/async/keyed-batcher.js';
-import { MicroBatcher } from 'src/modules/embeddings/micro-batcher.js';
-import type { ProcessingStage } from 'src/modules/documents/document.entity.js';
+import { ProgressReporter } from 'src/modules/ingestion/progress-reporter.js';
 import { DatasetIndexService } from 'src/modules/ingestion/dataset-index.service.js';
 import { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up.service.js';
 
@@ -26,8 +25,8 @@ const STAGE_START = { extraction: 5, chunking: 40, embedding: 50, indexing: 95 }
  */
 const INDEX_BATCH = { documents: 64, chunks: 5_000, perDataset: 2 } as const;
 
-/** Progress updates one statement writes at most. */
-const PROGRESS_BATCH = 500;
+/** A run's progress is written at most this often (`ProgressReporter`). */
+const PROGRESS_INTERVAL_MS = 1_000;
 
 /**
  * The ingestion pipeline, top to bottom: extract → chunk → embed → index. A permanent failure (a
@@ -47,17 +46,7 @@ export class IngestionService {
     },
   );
 
-  /**
-   * Stages reached while a write of progress is under way go together in the next: one statement, and
-   * one commit, for many runs, where every stage of every run would cost a commit of its own.
-   */
-  private readonly progressWrites = new MicroBatcher<Run & { stage: ProcessingStage; percent: number }, void>(
-    async (updates) => {
-      await this.documents.setProgress(updates);
-      return updates.map(() => undefined);
-    },
-    { maxItems: PROGRESS_BATCH },
-  );
+  private readonly progressReporter: ProgressReporter;
 
   constructor(
     private readonly documents: DocumentsRepository,
@@ -67,7 +56,13 @@ export class IngestionService {
     private readonly catchUp: VectorCatchUpService,
     private readonly datasetIndexes: DatasetIndexService,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.progressReporter = new ProgressReporter(
+      (updates) => this.documents.setProgress(updates),
+      PROGRESS_INTERVAL_MS,
+      logger,
+    );
+  }
 
   async process(run: Run): Promise<void> {
     const loaded = await this.documents.loadRun(run);
@@ -102,11 +97,20 @@ export class IngestionService {
     } catch (error) {
       if (!(error instanceof PermanentProcessingError)) throw error;
       await this.fail(run, { code: error.code, message: error.message, details: error.details });
+    } finally {
+      this.progressReporter.end(run);
     }
   }
 
+  /**
+   * Indexing is shown at once: it may wait for the dataset's chunk lock, and a write left for later
+   * would then wait for the run's own transaction, which locks the document's row.
+   */
   private async progress(run: Run, stage: keyof typeof STAGE_START): Promise<void> {
-    await this.progressWrites.submit([{ ...run, stage, percent: STAGE_START[stage] }]);
+    await this.progressReporter.report(
+      { ...run, stage, percent: STAGE_START[stage] },
+      { now: stage === 'indexing' },
+    );
   }
 
   /**
