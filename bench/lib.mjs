@@ -165,18 +165,7 @@ export async function runWorker(
   done,
   { messages = [], timeoutMs = 3_600_000, onLog = () => undefined, onSpawn = () => undefined } = {},
 ) {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    env: {
-      ...process.env,
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      MIGRATE_ON_BOOT: 'false',
-      EMBEDDING_ALLOW_DOWNLOAD: 'false',
-      ...env,
-      ROLE: 'worker',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnWorker(env);
   const logged = [];
   let rest = '';
   child.stdout.setEncoding('utf8').on('data', (text) => {
@@ -208,6 +197,22 @@ export async function runWorker(
   return logged;
 }
 
+/** The service's worker (ROLE `worker`) on `env`, logging JSON at `info` to a pipe. */
+function spawnWorker(env) {
+  return spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      MIGRATE_ON_BOOT: 'false',
+      EMBEDDING_ALLOW_DOWNLOAD: 'false',
+      ...env,
+      ROLE: 'worker',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
 /**
  * Starts `count` worker processes (ROLE `worker`) on `env`; resolves once each has logged that its
  * ingestion worker started. `stop()` ends them (and deletes the Redis keys of env's REDIS_PREFIX).
@@ -215,18 +220,7 @@ export async function runWorker(
 export async function startWorkers(env, count, { readyMs = 30_000 } = {}) {
   const children = await Promise.all(
     Array.from({ length: count }, async () => {
-      const child = spawn(process.execPath, ['dist/main.js'], {
-        env: {
-          ...process.env,
-          LOG_LEVEL: 'info',
-          LOG_FORMAT: 'json',
-          MIGRATE_ON_BOOT: 'false',
-          EMBEDDING_ALLOW_DOWNLOAD: 'false',
-          ...env,
-          ROLE: 'worker',
-        },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawnWorker(env);
       await new Promise((resolve, reject) => {
         const timer = setTimeout(
           () => reject(new Error(`a worker did not start within ${readyMs} ms`)),
