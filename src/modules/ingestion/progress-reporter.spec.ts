@@ -19,41 +19,42 @@ function setUp(intervalMs: number) {
 }
 
 describe('ProgressReporter', () => {
-  it("writes a run's first report at once, and a later stage at the end of the interval", async () => {
+  it('writes the latest stage of each interval, the first an interval after the run starts', async () => {
     const { reporter, written } = setUp(60);
     await reporter.report(at('extraction'));
-    expect(written).toEqual([['doc_1:extraction']]);
     await reporter.report(at('chunking'));
-    await reporter.report(at('embedding'));
-    expect(written).toHaveLength(1);
+    expect(written).toEqual([]);
     await sleep(100);
     // Only the latest stage of the interval.
-    expect(written).toEqual([['doc_1:extraction'], ['doc_1:embedding']]);
-    // An interval after the last write, a report is written at once again.
+    expect(written).toEqual([['doc_1:chunking']]);
+    // An interval after the last write, a report is written at once.
     await sleep(70);
-    await reporter.report(at('indexing'));
+    await reporter.report(at('embedding'));
+    expect(written.at(-1)).toEqual(['doc_1:embedding']);
+    // Within the interval, only a report made `now`.
+    await reporter.report(at('indexing'), { now: true });
     expect(written.at(-1)).toEqual(['doc_1:indexing']);
     reporter.end(run);
   });
 
-  it('drops what a run had not written when it ends', async () => {
+  it('writes nothing for a run that ends within the interval', async () => {
     const { reporter, written } = setUp(40);
     await reporter.report(at('extraction'));
     await reporter.report(at('indexing'));
     reporter.end(run);
     await sleep(80);
-    expect(written).toEqual([['doc_1:extraction']]);
+    expect(written).toEqual([]);
   });
 
-  it('writes the first reports of concurrent runs together', async () => {
-    const { reporter, written } = setUp(1_000);
-    await Promise.all(
-      [1, 2, 3].map((n) =>
-        reporter.report({ documentId: `doc_${n}`, generation: 1, stage: 'extraction', percent: 5 }),
-      ),
-    );
+  it('writes the reports of concurrent runs together', async () => {
+    const { reporter, written } = setUp(30);
+    const runs = [1, 2, 3].map((n) => ({ documentId: `doc_${n}`, generation: 1 }));
+    await Promise.all(runs.map((r) => reporter.report({ ...r, stage: 'extraction', percent: 5 })));
+    // Written after 30 ms; 30 ms later, a report is written at once.
+    await sleep(100);
+    await Promise.all(runs.map((r) => reporter.report({ ...r, stage: 'embedding', percent: 50 })));
     // The first write goes alone; the two that arrive while it runs go in one statement.
-    expect(written).toEqual([['doc_1:extraction'], ['doc_2:extraction', 'doc_3:extraction']]);
-    for (const n of [1, 2, 3]) reporter.end({ documentId: `doc_${n}`, generation: 1 });
+    expect(written.slice(-2)).toEqual([['doc_1:embedding'], ['doc_2:embedding', 'doc_3:embedding']]);
+    for (const r of runs) reporter.end(r);
   });
 });

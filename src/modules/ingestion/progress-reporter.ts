@@ -15,12 +15,13 @@ interface RunState {
 }
 
 /**
- * Writes the runs' progress (stage and heartbeat) at most once per `intervalMs` a run: a run's first
- * report is written at once, and awaited; a stage reached sooner after the last write waits for the
- * end of the interval, in the background, and is dropped if a later stage or the run's end comes
- * first (indexing, which can wait for the dataset's lock, is written at once). A document that takes a fraction of a second costs one write of progress, not one per stage,
- * and what get-document shows is never more than `intervalMs` behind. Writes of concurrent runs go
- * together, many a statement.
+ * Writes the runs' progress (stage and heartbeat) at most once per `intervalMs` a run, and not before
+ * a run has lasted that long: a stage reached sooner after the run's start or its last write waits for
+ * the end of the interval, in the background, and is dropped if a later stage or the run's end comes
+ * first; a stage reached later is written at once, and awaited, as is one reported `now` (indexing,
+ * which can wait with the document's row locked). A document that takes a fraction of a second costs
+ * one write of progress, and what get-document shows is never more than `intervalMs`
+ * behind. Writes of concurrent runs go together, many a statement.
  */
 export class ProgressReporter {
   private readonly runs = new Map<string, RunState>();
@@ -43,11 +44,13 @@ export class ProgressReporter {
   /** `now`: written at once whatever the interval, for a stage that may wait long to end. */
   async report(update: ProgressUpdate, { now: immediately = false } = {}): Promise<void> {
     const key = keyOf(update);
-    const state = this.runs.get(key);
     const now = performance.now();
-    if (immediately || !state || now - state.writtenAt >= this.intervalMs) {
-      if (state?.timer) clearTimeout(state.timer);
-      this.runs.set(key, { writtenAt: now, pending: null, timer: null });
+    // A run starts as if just written: its upload showed it queued.
+    let state = this.runs.get(key);
+    if (!state) this.runs.set(key, (state = { writtenAt: now, pending: null, timer: null }));
+    if (immediately || now - state.writtenAt >= this.intervalMs) {
+      if (state.timer) clearTimeout(state.timer);
+      Object.assign(state, { writtenAt: now, pending: null, timer: null });
       await this.writes.submit([update]);
       return;
     }
