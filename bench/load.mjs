@@ -19,7 +19,7 @@ import { apiKey, bulkUpload, createDatabase, poster, scifact, startServer, write
 const MODELS_DIR = resolve(process.env.MODELS_DIR ?? '../shared/models');
 const MODEL = process.env.BENCH_MODEL ?? 'minishlab/potion-base-2M';
 const COUNT = Number(process.env.BENCH_LOAD_DOCUMENTS ?? 100_000);
-const CONCURRENCY = process.env.INGEST_CONCURRENCY ?? '32';
+const CONCURRENCY = process.env.INGEST_CONCURRENCY ?? '64';
 
 const { corpus } = scifact();
 const documents = Array.from({ length: COUNT }, (_, i) => {
