@@ -442,6 +442,7 @@ describe('Boot', () => {
     'EmbeddingGenerations1732000000018',
     'PostingsWithoutForeignKey1732000000019',
     'IdempotentErrorAnswers1732000000020',
+    'UnspacedScriptTerms1732000000021',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -401,6 +401,82 @@ describe('Keyword search (BM25)', () => {
     expect(after.get('acm')).toBe(before.get('acm'));
   });
 
+  const UNSPACED_CORPUS = [
+    '全文检索引擎把文档切分成词语，再建立倒排索引。', // Chinese
+    '東京都庁は新宿にあります。東京の天気は晴れです。', // Japanese: kanji and kana
+    'ビール瓶を買いに行きました', // Katakana, kanji and Hiragana in one run
+    'สวัสดีครับ ยินดีต้อนรับ', // Thai
+    'The iPhone発売 was covered in Tokyo', // a Latin word touching a Han run
+    'Plain English text about search engines',
+  ];
+  /** A dataset of UNSPACED_CORPUS, a document a line; and its postings, chunk by chunk. */
+  const unspacedDataset = async () => {
+    const dataset = await createDataset(t.http, key);
+    await ingest(
+      t,
+      key,
+      dataset,
+      UNSPACED_CORPUS.map((content) => ({ content })),
+    );
+    const postings = async () =>
+      (
+        await t.sql.query(
+          `SELECT c.content, p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.seq = p.chunk_seq
+            WHERE c.dataset_seq = (SELECT seq FROM datasets WHERE id = $1) ORDER BY c.content, p.term`,
+          [dataset],
+        )
+      ).rows;
+    return { dataset, postings };
+  };
+  const expectUnspacedMatches = async (dataset: string) => {
+    expect(await contents(dataset, '检索')).toEqual([UNSPACED_CORPUS[0]]);
+    expect(await contents(dataset, '倒排索引')).toEqual([UNSPACED_CORPUS[0]]);
+    expect(await contents(dataset, '東京の天気')).toEqual([UNSPACED_CORPUS[1]]);
+    expect(await contents(dataset, 'ビール')).toEqual([UNSPACED_CORPUS[2]]);
+    expect(await contents(dataset, 'ยินดี')).toEqual([UNSPACED_CORPUS[3]]);
+    expect(await contents(dataset, '発売')).toEqual([UNSPACED_CORPUS[4]]);
+    expect(await contents(dataset, 'iphone')).toEqual([UNSPACED_CORPUS[4]]);
+  };
+
+  it('finds the words of scripts written without spaces, cut into pairs of characters', async () => {
+    const { dataset } = await unspacedDataset();
+    await expectUnspacedMatches(dataset);
+    await expectReferenceScores(dataset, '東京の天気 检索引擎 ビール');
+    await expectExactStatistics(dataset);
+  });
+
+  it('cuts, at migration 21, the terms an earlier version indexed whole', async () => {
+    const { dataset, postings } = await unspacedDataset();
+    const fresh = await postings();
+    const [{ seq }] = (await t.sql.query(`SELECT seq FROM datasets WHERE id = $1`, [dataset])).rows;
+    // The dataset indexed again as earlier versions did: a run of such text one term.
+    for (const statement of [
+      `DELETE FROM term_stats WHERE dataset_seq = $1`,
+      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
+      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
+                                                 FROM unnest(to_tsvector('english', c.content)) l), 0)
+        WHERE dataset_seq = $1`,
+      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+       SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
+         FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
+      `INSERT INTO term_stats (dataset_seq, term, df)
+       SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
+      `UPDATE dataset_index SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1)
+        WHERE dataset_seq = $1`,
+    ]) {
+      await t.sql.query(statement, [seq]);
+    }
+    expect(await contents(dataset, '检索')).toEqual([]);
+
+    await t.sql.query(`DELETE FROM schema_migrations WHERE name = 'UnspacedScriptTerms1732000000021'`);
+    expect(await t.cli('migrate')).toEqual({ applied: ['UnspacedScriptTerms1732000000021'] });
+
+    // What indexing writes now, term for term.
+    expect(await postings()).toEqual(fresh);
+    await expectExactStatistics(dataset);
+    await expectUnspacedMatches(dataset);
+  });
+
   it('returns the contract fields and the source, a 0..1 score and a server-side query time', async () => {
     const response = await query({ query: 'powerhouse of the cell' }).expect(200);
     expect(response.body.query_time_ms).toEqual(expect.any(Number));

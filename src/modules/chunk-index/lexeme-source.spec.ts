@@ -18,7 +18,7 @@ describe('lexemeSource', () => {
     ['full-width letters and digits', 'Ｔｏｋｙｏ ２０２４', 'Tokyo 2024'],
     ['the micro sign, as Greek mu', '5 µg', '5 μg'],
     ['mathematical alphanumerics', '𝐁𝐨𝐥𝐝 𝟏', 'Bold 1'],
-    ['half-width kana with their voiced mark', 'ｶﾞｲﾄﾞ', 'ガイド'],
+    ['half-width kana with their voiced mark (then cut into pairs)', 'ｶﾞｲﾄﾞ', 'ガイ イド'],
     ['a full-width letter before a combining accent', 'Ｅ\u0301', 'É'],
     ['full-width punctuation', '３．１４ ｅ－ｍａｉｌ （ａｔ）', '3.14 e-mail (at)'],
     ['a soft hyphen inside a word', 'infor\u00ADmation', 'information'],
@@ -34,7 +34,6 @@ describe('lexemeSource', () => {
     ['superscript and subscript letters', 'xⁿ, tʰ, aᵢ, 1ª'],
     ['symbols of letters', 'Acme™ ℠ ℃ Ⓐ ㎏'],
     ['vulgar fractions and Roman numerals', '½ Ⅻ'],
-    ['ideographic punctuation', '東京、日本。「とうきょう」'],
     ['letters whose compatibility form holds a space or a sign', 'coŀlecció ﹶ ﷺ'],
   ])('keeps %s as written', (_, text) => {
     expect(lexemeSource(text)).toBe(text);
@@ -47,7 +46,37 @@ describe('lexemeSource', () => {
   });
 
   it('changes only what it must in text that mixes both', () => {
-    expect(lexemeSource('The ﬁrst result¹ of Ｔｅａｍ™ （東京）')).toBe('The first result¹ of Team™ (東京)');
+    expect(lexemeSource('The ﬁrst result¹ of Ｔｅａｍ™ （東京）')).toBe(
+      'The first result¹ of Team™ ( 東京 )',
+    );
+  });
+
+  it.each([
+    ['Chinese', '全文检索引擎', '全文 文检 检索 索引 引擎'],
+    ['Japanese, kanji and kana together', '東京都に行く', '東京 京都 都に に行 行く'],
+    ['Katakana with the prolonged sound mark', 'ビール', 'ビー ール'],
+    ['Thai, each character with its marks', 'สวัสดี', 'สวั วัส สดี'],
+    ['Lao', 'ສະບາຍດີ', 'ສະ ະບ ບາ າຍ ຍດີ'],
+    ['Khmer, a subscript consonant after its sign', 'សួស្តី', 'សួស្ ស្តី'],
+    ['Myanmar', 'မင်္ဂလာ', 'မင်္ င်္ဂ ဂလာ'],
+  ])('cuts %s into overlapping pairs', (_, text, expected) => {
+    expect(lexemeSource(text)).toBe(expected);
+  });
+
+  it('cuts a run at signs and at other scripts, and keeps one or two characters as they are', () => {
+    expect(lexemeSource('東京、日本。「とうきょう」')).toBe('東京 、 日本 。「 とう うき きょ ょう 」');
+    expect(lexemeSource('iPhone発売')).toBe('iPhone 発売');
+    expect(lexemeSource('猫 and 犬')).toBe('猫 and 犬');
+    expect(lexemeSource('第3章')).toBe('第 3 章');
+  });
+
+  it('leaves Hangul, which is written with spaces, as it is', () => {
+    expect(lexemeSource('한국어 문장 검색')).toBe('한국어 문장 검색');
+  });
+
+  it('gives a cut text as its own cut', () => {
+    const source = lexemeSource('日本語の全文検索、タイ語 ภาษาไทย');
+    expect(lexemeSource(source)).toBe(source);
   });
 
   it('is idempotent and gives NFC text for every letter and digit beyond ASCII, before an accent', () => {

@@ -14,6 +14,10 @@ import { createHash } from 'node:crypto';
  * - invisible characters that only say where a word may or may not break, never that it ends (soft
  *   hyphen, word joiner, zero-width no-break space), are dropped: the parser ended a word at them.
  *
+ * - text of the scripts written without spaces between words (Han, Hiragana and Katakana together;
+ *   Thai; Lao; Khmer; Myanmar) is cut into overlapping pairs of characters, each a term
+ *   (`cutUnspaced`): the parser took a whole run of them up to the next space or sign as one word.
+ *
  * Everything else stays as written, above all what NFKC would glue to a word as letters or digits:
  * superscript and subscript digits (`results¹`, `CO₂`) and symbols (`Acme™`, `½`), which the parser
  * splits off their word (NFKC of the whole text would make `results¹` the term `results1` and `Acme™`
@@ -27,7 +31,7 @@ export function lexemeSource(text: string): string {
   const composed = text.normalize('NFC');
   const mapped = replaceCompatible(composed);
   // A letter mapped, or a soft hyphen dropped, can leave a base letter beside a combining mark.
-  return mapped === composed ? composed : mapped.normalize('NFC');
+  return cutUnspaced(mapped === composed ? composed : mapped.normalize('NFC'));
 }
 
 /**
@@ -40,6 +44,97 @@ export function changedLexemeSource(text: string): string | null {
 }
 
 const BEYOND_ASCII = /[\u0080-\u{10FFFF}]/u;
+
+/**
+ * The scripts written without spaces between words, a class each (0: none); a run of characters of one
+ * class is cut into terms. Han, Hiragana and Katakana are one class, as Japanese mixes them within a
+ * word (`東京に行く`, `ビール瓶`), with the prolonged sound mark `ー`, which is of no script.
+ */
+const UNSPACED_SCRIPTS = [
+  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30fc]$/u,
+  /^\p{Script=Thai}$/u,
+  /^\p{Script=Lao}$/u,
+  /^\p{Script=Khmer}$/u,
+  /^\p{Script=Myanmar}$/u,
+];
+/** A combining mark, written with the character before it: part of its unit (Thai vowels, variation selectors). */
+const MARK = 0xff;
+/** Where unspaced text can start: the first code point of any class (Thai, U+0E01), for a fast test. */
+const MAYBE_UNSPACED = /[\u0e00-\u{3ffff}]/u;
+
+/**
+ * Each code point's class (`UNSPACED_SCRIPTS` index + 1, `MARK`, or 0), up to the end of the third
+ * plane, where the last ideographs are. Letters and letter numbers only (`〇`), so that the scripts'
+ * digits, signs and punctuation (`。`, `๏`) still end a run as the parser would end a word.
+ */
+const UNSPACED = new Uint8Array(0x40000);
+{
+  const LETTER = /^[\p{L}\p{Nl}]$/u;
+  const COMBINING = /^\p{M}$/u;
+  for (let cp = 0x0e00; cp < UNSPACED.length; cp++) {
+    if (cp === 0xd800) cp = 0xe000;
+    const character = String.fromCodePoint(cp);
+    if (COMBINING.test(character)) {
+      UNSPACED[cp] = MARK;
+      continue;
+    }
+    if (!LETTER.test(character) && cp !== 0x30fc) continue;
+    const index = UNSPACED_SCRIPTS.findIndex((script) => script.test(character));
+    if (index >= 0) UNSPACED[cp] = index + 1;
+  }
+}
+
+/**
+ * `text` with each run of unspaced characters (`UNSPACED`) replaced by its overlapping pairs of units,
+ * a unit being a character with the combining marks after it: `東京都庁` becomes `東京 京都 都庁`, a
+ * run of one or two units stays as it is. Pairs rather than a dictionary's words, by measurement (docs/search.md,
+ * Text without spaces): they find a word whatever the dictionary, and give the same terms on every
+ * runtime, which a segmenter's dictionary, changing with ICU, would not. The spaces around keep the
+ * run apart from a Latin word or a sign it touches (`iPhone 発売`); a text cut already is its own cut.
+ */
+function cutUnspaced(text: string): string {
+  if (!MAYBE_UNSPACED.test(text)) return text;
+  let out = '';
+  let copied = 0;
+  const units: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const cp = text.codePointAt(i)!;
+    const kind = cp < UNSPACED.length ? UNSPACED[cp] : 0;
+    if (kind === 0 || kind === MARK) {
+      i += cp > 0xffff ? 2 : 1;
+      continue;
+    }
+    const start = i;
+    units.length = 0;
+    while (i < text.length) {
+      const next = text.codePointAt(i)!;
+      if ((next < UNSPACED.length ? UNSPACED[next] : 0) !== kind) break;
+      let end = i + (next > 0xffff ? 2 : 1);
+      while (end < text.length) {
+        const mark = text.codePointAt(end)!;
+        if ((mark < UNSPACED.length ? UNSPACED[mark] : 0) !== MARK) break;
+        end += mark > 0xffff ? 2 : 1;
+      }
+      units.push(text.slice(i, end));
+      i = end;
+    }
+    const before = start > 0 && !SPACE.test(text[start - 1]) ? ' ' : '';
+    const after = i < text.length && !SPACE.test(text[i]) ? ' ' : '';
+    out += text.slice(copied, start) + before + pairs(units) + after;
+    copied = i;
+  }
+  return out === '' ? text : out + text.slice(copied);
+}
+
+const SPACE = /\s/;
+
+function pairs(units: string[]): string {
+  if (units.length === 1) return units[0];
+  let out = units[0] + units[1];
+  for (let u = 2; u < units.length; u++) out += ' ' + units[u - 1] + units[u];
+  return out;
+}
 
 /** `text` with each character of the table replaced: a typed-array lookup per UTF-16 unit beyond ASCII. */
 function replaceCompatible(text: string): string {
@@ -116,14 +211,15 @@ const ASTRAL = new Map<number, string>();
 }
 
 /**
- * The table's digest under the Unicode data the stored postings were indexed with (Unicode 17.0, the
- * ICU of Node.js 20 and 24 alike). A runtime whose table differs would take other lexemes from the same
- * text than the stored chunks hold, and its queries would miss them: it must not index or search until a
- * migration has indexed again the chunks whose text the difference touches.
+ * The digest of the table and the unspaced scripts' classes under the Unicode data the stored postings
+ * were indexed with (Unicode 17.0, the ICU of the Node.js of .nvmrc). A runtime whose digest differs
+ * would take other lexemes from the same text than the stored chunks hold, and its queries would miss
+ * them: it must not index or search until a migration has indexed again the chunks whose text the
+ * difference touches.
  */
-export const INDEXED_LEXEME_TABLE = '7a9fda4d9c37a7c011600eaf0d84fbcc91faf67706ae0fe9aaddf251be645259';
+export const INDEXED_LEXEME_TABLE = '4351e4bfc5d4ecb87f43da0405957a081fc103b1c06522a33a923aac8bc13518';
 
-/** A digest of the replacement table, in code point order. */
+/** A digest of the replacement table and the unspaced scripts' classes, in code point order. */
 export function lexemeTableDigest(): string {
   const hash = createHash('sha256');
   for (let cp = 0; cp < BASIC.length; cp++) {
@@ -131,6 +227,7 @@ export function lexemeTableDigest(): string {
   }
   for (const [cp, replacement] of [...ASTRAL].sort(([a], [b]) => a - b))
     hash.update(`${cp}:${replacement}\n`);
+  hash.update(UNSPACED);
   return hash.digest('hex');
 }
 
