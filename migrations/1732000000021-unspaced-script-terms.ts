@@ -50,6 +50,7 @@ export class UnspacedScriptTerms1732000000021 implements MigrationInterface {
        SELECT DISTINCT p.chunk_seq AS seq FROM cut_terms c
          JOIN chunk_terms p ON p.dataset_seq = c.dataset_seq AND p.term = c.term`,
     );
+    await db.query(`CREATE INDEX ON affected (seq)`);
     await db.query(
       `CREATE TEMP TABLE relexed (seq bigint, dataset_seq bigint, old_length integer, new_length integer)
        ON COMMIT DROP`,

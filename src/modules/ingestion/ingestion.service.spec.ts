@@ -84,8 +84,8 @@ describe('IngestionService.process', () => {
       extract: () => Promise.resolve({ format: 'prose', sections: [{ text: 'Hello world.', page: 1 }] }),
     });
     await service.process(run);
-    // The stages between came within a second of the first: not written (ProgressReporter).
-    expect(stages).toEqual(['extraction', 'indexing']);
+    // The stages before indexing came within the run's first second: not written (ProgressReporter).
+    expect(stages).toEqual(['indexing']);
     expect(index).toHaveBeenCalledWith('ds_1', [
       {
         run,
@@ -113,7 +113,7 @@ describe('IngestionService.process', () => {
     const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
     const late = setUp({ extract, providers: [null, provider] });
     await late.service.process(run);
-    expect(late.stages).toEqual(['extraction', 'indexing']);
+    expect(late.stages).toEqual(['indexing']);
     expect(late.index).toHaveBeenCalledWith('ds_1', [{ run, chunks: expect.any(Array), embeddings: null }]);
     expect(late.request).toHaveBeenCalledTimes(1);
 
