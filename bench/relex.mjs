@@ -130,23 +130,33 @@ try {
   await database.drop();
 }
 
-/** Chunks whose postings (term, tf) are not those of to_tsvector(lexemeSource(content)). */
+/**
+ * Chunks whose postings (term, tf) are not those of to_tsvector(lexemeSource(content)), and the terms
+ * that differ in the first few (`result.differences`).
+ */
 async function unlikeIndexing() {
   let unlike = 0;
+  result.differences = [];
   for (let first = 0; first < CHUNKS; first += 5_000) {
-    const { rows } = await db.query(
-      `SELECT seq, content FROM chunks ORDER BY seq OFFSET $1 LIMIT 5000`,
-      [first],
-    );
+    const { rows } = await db.query(`SELECT seq, content FROM chunks ORDER BY seq OFFSET $1 LIMIT 5000`, [
+      first,
+    ]);
     const { rows: differing } = await db.query(
-      `SELECT count(*)::int AS n FROM unnest($1::bigint[], $2::text[]) AS i(seq, source)
-        WHERE (SELECT coalesce(array_agg(l.lexeme || ':' || coalesce(array_length(l.positions, 1), 1) ORDER BY l.lexeme), '{}')
-                 FROM unnest(to_tsvector('english', i.source)) l)
-           <> (SELECT coalesce(array_agg(p.term || ':' || p.tf ORDER BY p.term), '{}')
-                 FROM chunk_terms p WHERE p.chunk_seq = i.seq)`,
+      `SELECT i.seq, ARRAY(SELECT unnest(x.indexing) EXCEPT SELECT unnest(y.migrated)) AS only_indexing,
+              ARRAY(SELECT unnest(y.migrated) EXCEPT SELECT unnest(x.indexing)) AS only_migrated
+         FROM unnest($1::bigint[], $2::text[]) AS i(seq, source),
+              LATERAL (SELECT coalesce(array_agg(l.lexeme || ':' || coalesce(array_length(l.positions, 1), 1)
+                                                 ORDER BY l.lexeme), '{}') AS indexing
+                         FROM unnest(to_tsvector('english', i.source)) l) x,
+              LATERAL (SELECT coalesce(array_agg(p.term || ':' || p.tf ORDER BY p.term), '{}') AS migrated
+                         FROM chunk_terms p WHERE p.chunk_seq = i.seq) y
+        WHERE x.indexing <> y.migrated`,
       [rows.map((row) => row.seq), rows.map((row) => lexemeSource(row.content))],
     );
-    unlike += differing[0].n;
+    unlike += differing.length;
+    for (const row of differing.slice(0, 3 - result.differences.length)) {
+      result.differences.push({ only_indexing: row.only_indexing, only_migrated: row.only_migrated });
+    }
   }
   return unlike;
 }

@@ -127,11 +127,14 @@ async function indexAgain(db: QueryRunner, seqs: string[]): Promise<void> {
   );
   await db.query(
     `INSERT INTO relexed (seq, dataset_seq, old_length, new_length)
-     SELECT c.seq, c.dataset_seq, c.length,
-            coalesce((SELECT sum(r.tf) FROM relexed_terms r WHERE r.chunk_seq = c.seq), 0)
-       FROM chunks c WHERE c.seq = ANY($1::bigint[])`,
+     SELECT c.seq, c.dataset_seq, c.length, coalesce(r.length, 0)
+       FROM chunks c
+       LEFT JOIN (SELECT chunk_seq, sum(tf) AS length FROM relexed_terms GROUP BY chunk_seq) r ON r.chunk_seq = c.seq
+      WHERE c.seq = ANY($1::bigint[])`,
     [seqs],
   );
+  // Temporary tables have no statistics but those taken: without them, a page's joins are planned blind.
+  await db.query(`ANALYZE relexed, relexed_terms`);
   // The old postings' share of the document frequencies goes, as in migration 9.
   await db.query(
     `WITH gone AS (
@@ -153,11 +156,12 @@ async function indexAgain(db: QueryRunner, seqs: string[]): Promise<void> {
   await db.query(
     `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
      SELECT t.dataset_seq, t.term, t.chunk_seq, t.tf, r.new_length
-       FROM relexed_terms t JOIN relexed r ON r.seq = t.chunk_seq`,
+       FROM relexed_terms t JOIN relexed r ON r.seq = t.chunk_seq
+      ORDER BY t.dataset_seq, t.term, t.chunk_seq`,
   );
   await db.query(
     `INSERT INTO term_stats AS t (dataset_seq, term, df)
-     SELECT dataset_seq, term, count(*) FROM relexed_terms GROUP BY dataset_seq, term
+     SELECT dataset_seq, term, count(*) FROM relexed_terms GROUP BY dataset_seq, term ORDER BY dataset_seq, term
      ON CONFLICT (dataset_seq, term)
      DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')`,
   );
