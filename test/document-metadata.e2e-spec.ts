@@ -291,7 +291,7 @@ describe('PATCH of a document: its metadata, changed without reprocessing', () =
       }
     });
 
-    it('answers 404 dataset_not_found for a missing dataset or another account’s private one', async () => {
+    it('answers 404 for a missing dataset or another account’s private one, 403 for its public one', async () => {
       const stranger = await t.createApiKey();
       for (const [as, dataset] of [
         [key, 'ds_0000000000000000000000'],
@@ -308,6 +308,15 @@ describe('PATCH of a document: its metadata, changed without reprocessing', () =
           details: { dataset_id: dataset },
         });
       }
+      // A public dataset is visible to anyone, and changing what it holds is its owner's alone.
+      const shown = await createDataset(t.http, key, { is_public: true });
+      const inShown = await addDocument(t.http, key, shown, { content: 'Open charts.' });
+      const response = await t.http
+        .patch(documentPath(inShown.document_id, shown))
+        .set(bearer(stranger))
+        .send({ metadata: { a: 1 } })
+        .expect(403);
+      expect(response.body.code).toBe('forbidden');
     });
 
     it('answers 401 without credentials and 403 to a viewer, who may read but not write', async () => {
