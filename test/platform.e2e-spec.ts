@@ -220,6 +220,7 @@ describe('Health, readiness and API documentation', () => {
         'UpdateDatasetDto',
         'UploadTextDocumentDto',
         'UploadFileFormDto',
+        'UpdateDocumentDto',
         'QueryDto',
         'BatchQueryDto',
         'EvaluationRequestDto',

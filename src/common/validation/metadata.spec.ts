@@ -1,4 +1,5 @@
-import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
+import { AppError } from 'src/common/errors/app-error.js';
+import { mergeMetadata, metadataIssue, patchedMetadata } from 'src/common/validation/metadata.js';
 
 describe('metadataIssue', () => {
   it('accepts ordinary metadata', () => {
@@ -83,5 +84,25 @@ describe('mergeMetadata', () => {
     expect(Object.keys(merged)).toEqual(['a', '__proto__']);
     expect(JSON.stringify(merged)).toBe('{"a":1,"__proto__":{"polluted":true}}');
     expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+  });
+});
+
+describe('patchedMetadata', () => {
+  it('merges a patch whose result is within the limits', () => {
+    expect(patchedMetadata({ a: 1, b: 2 }, { b: null, c: 3 })).toEqual({ a: 1, c: 3 });
+  });
+
+  it('refuses a merge over the key limit as invalid_metadata, though each half is within it', () => {
+    const half = (prefix: string) =>
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`${prefix}${i}`, i]));
+    let thrown: unknown;
+    try {
+      patchedMetadata(half('a'), half('b'));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(AppError);
+    expect((thrown as AppError).code).toBe('invalid_metadata');
+    expect((thrown as AppError).message).toContain('after merging, must have at most 64 keys');
   });
 });

@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { CommonErrors } from 'src/common/errors/app-error.js';
 import { deeperThan } from 'src/common/validation/json-body.js';
 import { codePointCount, jsonValueIssue } from 'src/common/validation/json-value.js';
 import type { ErrorCode } from 'src/common/errors/error-codes.js';
@@ -109,4 +110,19 @@ export function mergeMetadata(current: Record<string, unknown>, patch: Record<st
     else merged.set(key, value);
   }
   return Object.fromEntries(merged) as Record<string, unknown>;
+}
+
+/**
+ * The metadata a PATCH leaves (`mergeMetadata`), for datasets and documents alike; 400
+ * `invalid_metadata` when the result breaks the limits: each half may be within them and their union
+ * not (stored metadata over a limit is corrected by the first PATCH that replaces or removes its key).
+ */
+export function patchedMetadata(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const merged = mergeMetadata(current, patch);
+  const issue = metadataIssue(merged);
+  if (issue) throw CommonErrors.invalidMetadata(`after merging, ${issue}`);
+  return merged;
 }

@@ -1,12 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { CommonErrors } from 'src/common/errors/app-error.js';
 import { EventOutbox } from 'src/modules/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { type Page } from 'src/common/pagination/pagination.js';
-import { mergeMetadata, metadataIssue } from 'src/common/validation/metadata.js';
+import { patchedMetadata } from 'src/common/validation/metadata.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
@@ -105,12 +104,7 @@ export class DatasetsService {
       if (input.name !== undefined) changes.name = input.name;
       if (input.description !== undefined) changes.description = input.description;
       if (input.is_public !== undefined) changes.isPublic = input.is_public;
-      if (input.metadata !== undefined) {
-        changes.metadata = mergeMetadata(dataset.metadata, input.metadata);
-        // Each half may be within limits and their union not.
-        const issue = metadataIssue(changes.metadata);
-        if (issue) throw CommonErrors.invalidMetadata(`after merging, ${issue}`);
-      }
+      if (input.metadata !== undefined) changes.metadata = patchedMetadata(dataset.metadata, input.metadata);
       if (Object.keys(changes).length === 0) return dataset;
       const updated = await this.datasets.update(tx, dataset, changes);
       const changed = changedFields(dataset, updated);

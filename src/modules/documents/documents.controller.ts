@@ -5,6 +5,7 @@ import {
   Get,
   HttpCode,
   Param,
+  Patch,
   Post,
   Query,
   Req,
@@ -39,6 +40,7 @@ import {
   toDocumentListItem,
   toDocumentResponse,
   toDocumentSummary,
+  UpdateDocumentDto,
   UploadFileFieldsDto,
   UploadFileFormDto,
   UploadTextDocumentDto,
@@ -206,6 +208,30 @@ export class DocumentsController {
     @Param('document_id') documentId: string,
   ): Promise<DocumentResponseDto> {
     return toDocumentResponse(await this.documents.get(caller, datasetId, documentId));
+  }
+
+  @Patch(':document_id')
+  @Auth({ scope: 'documents:write' })
+  @ApiOperation({
+    operationId: 'updateDocument',
+    summary: "Change a document's metadata, without reprocessing it",
+    description:
+      "Metadata is merged key by key, as a dataset's PATCH merges it: a key set to null is removed. Status, chunks and " +
+      'vectors stay, also while the document is processing, and search filters see the new values at once. The title ' +
+      'its chunks were indexed with (metadata `title`) stays until the document is reprocessed.',
+  })
+  @ApiOkResponse({ type: DocumentResponseDto })
+  @ApiErrors([400, 401, 403, 404, 413, 415, 429], {
+    400: ['invalid_metadata', 'validation_error'],
+    404: ['dataset_not_found', 'document_not_found'],
+  })
+  async update(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('dataset_id') datasetId: string,
+    @Param('document_id') documentId: string,
+    @Body() body: UpdateDocumentDto,
+  ): Promise<DocumentResponseDto> {
+    return toDocumentResponse(await this.documents.update(caller, datasetId, documentId, body));
   }
 
   @Delete(':document_id')

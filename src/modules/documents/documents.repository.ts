@@ -129,6 +129,22 @@ export class DocumentsRepository {
     await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
   }
 
+  /**
+   * Sets the document's metadata, and nothing else: a run under way keeps its status and progress, and
+   * its end (`markReady`, `fail`) writes neither metadata nor anything this changes.
+   */
+  async setMetadata(
+    tx: Tx,
+    document: DocumentEntity,
+    metadata: Record<string, unknown>,
+  ): Promise<DocumentEntity> {
+    const documents = tx.getRepository(DocumentEntity);
+    await documents.update({ id: document.id, datasetId: document.datasetId }, {
+      metadata,
+    } as QueryDeepPartialEntity<DocumentEntity>);
+    return documents.findOneByOrFail({ id: document.id });
+  }
+
   /** Back to processing for another run. */
   async restart(tx: Tx, document: DocumentEntity): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);

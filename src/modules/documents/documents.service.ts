@@ -1,9 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { CommonErrors } from 'src/common/errors/app-error.js';
 import { type DomainEventMap, EventOutbox } from 'src/modules/events/domain-events.js';
 import { isId, newId } from 'src/common/ids/ids.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { codePointCount, isVisibleText, stringIssue } from 'src/common/validation/json-value.js';
+import { patchedMetadata } from 'src/common/validation/metadata.js';
 import { TransactionRunner } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf, type Principal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
@@ -12,7 +14,7 @@ import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { DocumentsRepository, type NewDocument } from 'src/modules/documents/documents.repository.js';
-import type { ListDocumentsQueryDto } from 'src/modules/documents/dto/document.dto.js';
+import type { ListDocumentsQueryDto, UpdateDocumentDto } from 'src/modules/documents/dto/document.dto.js';
 import { type DetectedType, detectFileType } from 'src/modules/documents/file-kinds.js';
 import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
 
@@ -134,6 +136,40 @@ export class DocumentsService {
     const document = isId('doc', documentId) ? await this.documents.find(dataset.id, documentId) : null;
     if (!document) throw DocumentErrors.notFound(documentId);
     return document;
+  }
+
+  /**
+   * Changes the document's metadata in place, merged as a dataset's is (`patchedMetadata`), with a
+   * `document.updated` event when it changed; its status, chunks and vectors stay, and a run under way
+   * goes on (its end writes no metadata). Search filters read the documents' metadata, so they see the
+   * change at once; the title the chunks were indexed with stays until the document is reprocessed.
+   * Only the document's row is locked, as indexing locks it (before it writes the dataset's row): a
+   * change waits for the indexing of its own document, and takes no lock indexing could wait on.
+   */
+  async update(
+    caller: AccountPrincipal,
+    datasetId: string,
+    documentId: string,
+    input: UpdateDocumentDto,
+  ): Promise<DocumentEntity> {
+    const dataset = await this.datasets.getOwned(caller, datasetId);
+    return this.transactions.run(async (tx) => {
+      const document = isId('doc', documentId)
+        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        : null;
+      if (!document) throw DocumentErrors.notFound(documentId);
+      if (input.metadata === undefined) return document;
+      const metadata = patchedMetadata(document.metadata, input.metadata);
+      if (isDeepStrictEqual(metadata, document.metadata)) return document;
+      const updated = await this.documents.setMetadata(tx, document, metadata);
+      await this.events.record(tx, dataset.accountId, 'document.updated', {
+        document_id: document.id,
+        dataset_id: dataset.id,
+        changes: { metadata: updated.metadata },
+        updated_by: actorOf(caller),
+      });
+      return updated;
+    });
   }
 
   /**

@@ -28,6 +28,13 @@ export interface DomainEventMap {
   };
   'document.processing_failed': { document_id: string; dataset_id: string; error: ProcessingErrorPayload };
   'document.deleted': { document_id: string; dataset_id: string; deleted_by: string };
+  /** Beyond the contract: a document's fields changed in place, without reprocessing (`changes` as below). */
+  'document.updated': {
+    document_id: string;
+    dataset_id: string;
+    changes: { metadata: Record<string, unknown> };
+    updated_by: string;
+  };
   'dataset.created': {
     dataset_id: string;
     name: string;

@@ -27,6 +27,12 @@ export const SAMPLE_EVENT_DATA: { [K in WebhookEvent]: DomainEventMap[K] } = {
     dataset_id: DATASET,
     deleted_by: 'key_sample0000000000000000',
   },
+  'document.updated': {
+    document_id: DOCUMENT,
+    dataset_id: DATASET,
+    changes: { metadata: { category: 'guide', reviewed: true } },
+    updated_by: 'key_sample0000000000000000',
+  },
   'dataset.created': {
     dataset_id: DATASET,
     name: 'Product manuals',

@@ -1,4 +1,4 @@
-/** The contract's events (Events section), in its order. */
+/** The contract's events (Events section), in its order, then the service's own. */
 export const WEBHOOK_EVENTS = [
   'document.uploaded',
   'document.processed',
@@ -7,6 +7,7 @@ export const WEBHOOK_EVENTS = [
   'dataset.updated',
   'dataset.deleted',
   'document.processing_failed',
+  'document.updated',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -38,6 +38,23 @@ export class UploadTextDocumentDto {
   metadata?: Record<string, unknown>;
 }
 
+/** `PATCH .../documents/{document_id}`: the fields changed in place, without reprocessing. */
+export class UpdateDocumentDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      "Merged into the document's metadata as a dataset's PATCH merges its own, top-level key by key: a key set to " +
+      'null is removed, any other value replaces the key whole (null is refused below the top level). The result ' +
+      'keeps the limits of an upload (64 keys, 16 KB, 5 levels).',
+    example: { category: 'manual', reviewed: true, obsolete_key: null },
+  })
+  @AsSent()
+  @ValidateIf((_, value) => value !== undefined)
+  @IsMetadata({ allowNullValues: true })
+  metadata?: Record<string, unknown>;
+}
+
 /** The text fields of a `multipart/form-data` upload (the file itself is the `file` part). */
 export class UploadFileFieldsDto {
   @ApiPropertyOptional({ description: 'A JSON-encoded metadata object', example: '{"category": "guide"}' })

@@ -25,7 +25,7 @@ const EVENTS_DOC = {
   enum: [...WEBHOOK_EVENTS],
   enumName: 'WebhookEvent',
   minItems: 1,
-  description: 'The events to receive: a non-empty subset of the seven',
+  description: 'The events to receive: a non-empty subset of the eight',
   example: ['document.processed', 'document.processing_failed'],
 };
 const DESCRIPTION_DOC = {
@@ -291,7 +291,8 @@ export class WebhookEventPayloadDto {
       'document.uploaded: document_id, dataset_id, filename, size_bytes, status, metadata. document.processed: ' +
       'document_id, dataset_id, chunks_created, processing_time_ms, status, embedding_model. ' +
       'document.processing_failed: document_id, dataset_id, error {code, message, details}. document.deleted: ' +
-      'document_id, dataset_id, deleted_by. dataset.created: dataset_id, name, description, is_public, created_by. ' +
+      'document_id, dataset_id, deleted_by. document.updated: document_id, dataset_id, changes {metadata}, updated_by. ' +
+      'dataset.created: dataset_id, name, description, is_public, created_by. ' +
       'dataset.updated: dataset_id, changes, updated_by. dataset.deleted: dataset_id, document_count, deleted_by.',
     example: {
       document_id: 'doc_7Yh2kQ9mWz4Lp0sVt3nB8x',
