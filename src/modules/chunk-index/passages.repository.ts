@@ -95,19 +95,28 @@ export class PassagesRepository {
   }
 
   /**
-   * The document's text from offset `from` to `to`, position for position (see `spanText`): the
-   * chunks that overlap it, and the last one before `from`, which says where a gap around it starts.
+   * The document's text from offset `from` to `to`, position for position (see `spanText`): its
+   * chunks from the last one that starts before `from` (which says where a gap around it starts),
+   * `CHUNKS_PER_READ` at a time, until one reaches `to`.
    */
   async span(documentId: string, from: number, to: number): Promise<string> {
-    const rows = await this.db.query<ChunkRow[]>(
-      `SELECT id, document_id, ordinal, page, content, char_start, char_end FROM chunks
-        WHERE document_id = $1 AND char_start < $3
-          AND ordinal >= coalesce((SELECT max(ordinal) FROM chunks
-                                    WHERE document_id = $1 AND char_start < $2), 0)
-        ORDER BY ordinal`,
-      [documentId, from, to],
-    );
-    return spanText(rows.map(placed), from, to);
+    const chunks: PlacedChunk[] = [];
+    let first: number | null = null;
+    for (;;) {
+      const rows: ChunkRow[] = await this.db.query<ChunkRow[]>(
+        `SELECT id, document_id, ordinal, page, content, char_start, char_end FROM chunks
+          WHERE document_id = $1
+            AND ordinal >= coalesce($3, (SELECT max(ordinal) FROM chunks
+                                          WHERE document_id = $1 AND char_start < $2), 0)
+          ORDER BY ordinal LIMIT ${CHUNKS_PER_READ}`,
+        [documentId, from, first],
+      );
+      chunks.push(...rows.map(placed));
+      const last = rows.at(-1);
+      if (!last || rows.length < CHUNKS_PER_READ || last.char_end >= to) break;
+      first = last.ordinal + 1;
+    }
+    return spanText(chunks, from, to);
   }
 
   /**
