@@ -21,7 +21,7 @@ describe('A client generated from the OpenAPI document', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('creates, uploads text and a file, waits, searches, batches, evaluates and deletes', async () => {
+  it('creates, uploads text and a file, waits, reads one back, searches, batches, evaluates and deletes', async () => {
     await mkdir(dir, { recursive: true });
     await run(process.execPath, [
       'test/generated-client/generate.mjs',
@@ -57,6 +57,7 @@ describe('A client generated from the OpenAPI document', () => {
       batch: { query: string; results: number }[];
       evaluation: { modes: string[]; mrr_at_10: number; per_query: number };
       documents: { text: string; file: string };
+      read: { text: string; next_offset: number | null; chunks: boolean[]; around: boolean };
       after_delete: { status: number; code: string };
     };
     expect(seen.statuses).toEqual(['ready', 'ready']);
@@ -68,6 +69,13 @@ describe('A client generated from the OpenAPI document', () => {
     ]);
     // Keyword-only here: each query's judged document first.
     expect(seen.evaluation).toEqual({ modes: ['keyword'], mrr_at_10: 1, per_query: 2 });
+    // The document read back through the generated reads, its one chunk at its offsets.
+    expect(seen.read).toEqual({
+      text: 'To install on Linux, download the package and run the installer.',
+      next_offset: null,
+      chunks: [true],
+      around: true,
+    });
     expect(seen.after_delete).toEqual({ status: 404, code: 'dataset_not_found' });
   });
 });

@@ -66,6 +66,10 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   conflict: new AppError(409, 'conflict', 'Conflict'),
   dataset_name_conflict: DatasetErrors.nameConflict('Product handbook'),
   document_processing: DocumentErrors.stillProcessing(DOCUMENT_ID),
+  document_failed: DocumentErrors.failed(DOCUMENT_ID, {
+    code: 'invalid_pdf',
+    message: 'The PDF is encrypted or password-protected',
+  }),
   idempotency_key_in_progress: CommonErrors.idempotencyKeyInProgress(),
   reembed_in_progress: ReembedErrors.inProgress(DATASET_ID),
   payload_too_large: CommonErrors.payloadTooLarge(1_048_576),

@@ -11,6 +11,9 @@ import {
   evaluateSearch,
   getDataset,
   getDocument,
+  getDocumentChunk,
+  getDocumentText,
+  listDocumentChunks,
   searchDataset,
   uploadDocument,
 } from './client/sdk.gen.js';
@@ -49,6 +52,13 @@ const processed = [
   await waitUntilProcessed(dataset.id, text.document_id),
   await waitUntilProcessed(dataset.id, file.document_id),
 ];
+const path = { dataset_id: dataset.id, document_id: text.document_id };
+const { data: page } = await getDocumentText({ path, query: { offset: 0, limit: 1000 } });
+const { data: chunks } = await listDocumentChunks({ path, query: { limit: 20 } });
+const { data: around } = await getDocumentChunk({
+  path: { ...path, chunk_id: chunks.chunks[0].chunk_id },
+  query: { neighbours: 1 },
+});
 const { data: search } = await searchDataset({ body: { query: 'install on linux', dataset_id: dataset.id } });
 const { data: batch } = await batchSearchDataset({
   body: { queries: ['install on linux', 'reset a password'], dataset_id: dataset.id },
@@ -79,6 +89,14 @@ console.log(
       per_query: evaluation.per_query?.length,
     },
     documents: { text: text.document_id, file: file.document_id },
+    read: {
+      text: page.text,
+      next_offset: page.next_offset,
+      chunks: chunks.chunks.map(
+        (chunk) => page.text.slice(chunk.char_start, chunk.char_end) === chunk.content,
+      ),
+      around: around.chunk.chunk_id === chunks.chunks[0].chunk_id,
+    },
     after_delete: { status: missing.response?.status, code: missing.error?.code },
   }),
 );

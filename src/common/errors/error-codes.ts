@@ -50,6 +50,7 @@ export const API_ERROR_CODES = [
   'conflict',
   'dataset_name_conflict',
   'document_processing',
+  'document_failed',
   'idempotency_key_in_progress',
   'reembed_in_progress',
   // 413, 415, 422

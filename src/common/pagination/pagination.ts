@@ -8,7 +8,7 @@ export const PAGE_SIZE = { default: 20, max: 100 } as const;
  * A query-string integer: decimal digits only, so that `0x10`, `1e1` or ` 3 ` stay strings and fail
  * `IsInt`, where `Number()` would have read them as numbers.
  */
-const QueryInt = () =>
+export const QueryInt = () =>
   Transform(({ value }: { value: unknown }) =>
     typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
   );

@@ -14,7 +14,8 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
  * tables: writes through `ChunkIndexRepository` (the vectors of chunks indexed earlier through
  * `ChunkVectorsRepository`), the state's reads through `IndexStateRepository`, a search's reads
  * through `PostingsRepository` (postings) and `ChunkReadsRepository` (chunks, nearest chunks, the
- * filters' counts), chunks read as passages to cite and read (MCP) through `PassagesRepository`; the
+ * filters' counts), chunks read as passages to cite and read (MCP, and a document's text and chunks over REST)
+ * through `PassagesRepository`; the
  * HNSW indexes of single large datasets are built and dropped through `DatasetVectorIndexRepository`.
  * Features import this module, and it imports none of them.
  */

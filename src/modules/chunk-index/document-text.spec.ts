@@ -1,5 +1,5 @@
 import { SECTION_SEPARATOR, chunkText } from 'src/modules/embeddings/chunking/chunker.js';
-import { type TextChunk, textFrom } from 'src/modules/chunk-index/document-text.js';
+import { pageLength, spanText, type TextChunk, textFrom } from 'src/modules/chunk-index/document-text.js';
 
 const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `word${from + i}`).join(' ');
 /** Short sentences, which the chunker repeats at the start of the next chunk (its overlap). */
@@ -66,5 +66,46 @@ describe('textFrom', () => {
 
   it('gives nothing past the end', () => {
     expect(textFrom(chunks, full.length, 100)).toEqual({ text: '', end: full.length, truncated: false });
+  });
+});
+
+describe('spanText', () => {
+  const paragraphs = [words(30), sentences(20), words(50, 55)].join('\n\n');
+  const sections = [paragraphs, words(35, 200)];
+  const chunks = chunksOf(sections);
+  const full = sections.join(SECTION_SEPARATOR);
+
+  it('rebuilds the text position for position, each chunk at its offsets', () => {
+    const whole = spanText(chunks, 0, full.length);
+    expect(whole).toBe(full);
+    for (const chunk of chunks) expect(whole.slice(chunk.charStart, chunk.charEnd)).toBe(chunk.content);
+  });
+
+  it('gives spans that join into the whole, wherever they start and end', () => {
+    let text = '';
+    for (let from = 0; from < full.length; from += 37)
+      text += spanText(chunks, from, Math.min(from + 37, full.length));
+    expect(text).toBe(full);
+  });
+
+  it('stands blank characters of the same length for the space between chunks', () => {
+    const apart: TextChunk[] = [
+      { content: 'First part.', charStart: 0, charEnd: 11 },
+      { content: 'Second part.', charStart: 16, charEnd: 28 },
+      { content: 'Third.', charStart: 29, charEnd: 35 },
+    ];
+    const whole = spanText(apart, 0, 35);
+    expect(whole).toBe('First part.   \n\nSecond part. Third.');
+    expect(spanText(apart, 13, 20)).toBe(whole.slice(13, 20));
+    expect(spanText(apart, 2, 29) + spanText(apart, 29, 35)).toBe(whole.slice(2));
+  });
+});
+
+describe('pageLength', () => {
+  it('never ends a page inside a surrogate pair, and always moves on', () => {
+    expect(pageLength('ab😀cd', 3)).toBe(2);
+    expect(pageLength('ab😀cd', 4)).toBe(4);
+    expect(pageLength('😀c', 1)).toBe(2);
+    expect(pageLength('abc', 10)).toBe(3);
   });
 });

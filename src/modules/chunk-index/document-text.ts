@@ -64,3 +64,59 @@ function keepsPairs(text: string, length: number): number {
   if (!(code >= 0xd800 && code <= 0xdbff)) return length;
   return length > 1 ? length - 1 : length + 1;
 }
+
+/**
+ * What stands, in `spanText`, for a gap of `length` characters between two chunks: as many
+ * characters, so that offsets stay those of the extracted text; a space for one, else spaces ending in
+ * a blank line (the gaps are blank space, mostly between paragraphs, pages and slides).
+ */
+function paddedGap(length: number): string {
+  return length === 1 ? ' ' : ' '.repeat(length - 2) + '\n\n';
+}
+
+/**
+ * The document's text between offsets `from` and `to`, rebuilt from its chunks in order, position for
+ * position: each character at its offset in the extracted text, the blank space the chunker left out
+ * as blank characters of the same length (`paddedGap`). So a chunk's content is the text between its
+ * `charStart` and `charEnd`, and spans that meet join into the whole. `chunks` must hold those that
+ * overlap the span and, when `from` lies in a gap, the one before it (which says where the gap starts).
+ */
+export function spanText(chunks: readonly TextChunk[], from: number, to: number): string {
+  let text = '';
+  let cursor = from;
+  /** Where the text the chunks seen so far cover ends: the start of the gap the cursor may be in. */
+  let covered = 0;
+  for (const chunk of chunks) {
+    if (cursor >= to) break;
+    if (chunk.charEnd <= cursor) {
+      covered = Math.max(covered, chunk.charEnd);
+      continue;
+    }
+    if (chunk.charStart > cursor) {
+      const gapEnd = Math.min(chunk.charStart, to);
+      text += paddedGap(chunk.charStart - covered).slice(cursor - covered, gapEnd - covered);
+      cursor = gapEnd;
+      if (cursor >= to) break;
+    }
+    const end = Math.min(chunk.charEnd, to);
+    text += chunk.content.slice(cursor - chunk.charStart, end - chunk.charStart);
+    cursor = end;
+    covered = chunk.charEnd;
+  }
+  return cursor < to ? text + ' '.repeat(to - cursor) : text;
+}
+
+/**
+ * How much of `text` a page of `wanted` characters takes: `wanted`, or one less where cutting there
+ * would split a surrogate pair; a page of one character takes the whole pair, so that paging moves on.
+ * `text` is read one character past the page, where there is one, to see the pair.
+ */
+export function pageLength(text: string, wanted: number): number {
+  if (wanted >= text.length || !isHighSurrogate(text.charCodeAt(wanted - 1)))
+    return Math.min(wanted, text.length);
+  return wanted > 1 ? wanted - 1 : wanted + 1;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

@@ -92,6 +92,26 @@ export const DocumentErrors = {
     new AppError(409, 'document_processing', `Document "${documentId}" is still being processed`, {
       document_id: documentId,
     }),
+  /** A read of a document's text or chunks, which only a `ready` document has. */
+  failed: (documentId: string, error: { code: string; message: string } | null) =>
+    new AppError(
+      409,
+      'document_failed',
+      `Document "${documentId}" failed processing and has no text or chunks; reprocess it or upload it again`,
+      {
+        document_id: documentId,
+        status: 'failed',
+        ...(error ? { error: { code: error.code, message: error.message } } : {}),
+      },
+    ),
+  chunkNotFound: (chunkId: string) =>
+    new AppError(404, 'chunk_not_found', `Chunk "${shownId(chunkId)}" not found in this document`, {
+      chunk_id: shownId(chunkId),
+    }),
+  offsetPastEnd: (length: number) =>
+    CommonErrors.validation([
+      { field: 'offset', issue: `must be at most ${length}, the length of the document's text` },
+    ]),
   fileRequired: () =>
     new AppError(400, 'validation_error', 'A multipart upload needs a "file" part', {
       field: 'file',

@@ -3,6 +3,8 @@ import { ChunkIndexModule } from 'src/modules/chunk-index/chunk-index.module.js'
 import { DatasetsModule } from 'src/modules/datasets/datasets.module.js';
 import { BulkUploadController } from 'src/modules/documents/bulk-upload.controller.js';
 import { BulkUploadService } from 'src/modules/documents/bulk-upload.service.js';
+import { DocumentContentController } from 'src/modules/documents/document-content.controller.js';
+import { DocumentContentService } from 'src/modules/documents/document-content.service.js';
 import { DocumentsController } from 'src/modules/documents/documents.controller.js';
 import { DocumentStoreModule } from 'src/modules/documents/document-store.module.js';
 import { EventsModule } from 'src/modules/events/events.module.js';
@@ -12,8 +14,8 @@ import { IngestionQueueModule } from 'src/modules/ingestion-queue/ingestion-queu
 
 @Module({
   imports: [ChunkIndexModule, DatasetsModule, DocumentStoreModule, EventsModule, IngestionQueueModule],
-  controllers: [DocumentsController, BulkUploadController],
-  providers: [DocumentsService, BulkUploadService, UploadInterceptor],
+  controllers: [DocumentsController, DocumentContentController, BulkUploadController],
+  providers: [DocumentsService, DocumentContentService, BulkUploadService, UploadInterceptor],
   exports: [DocumentsService],
 })
 export class DocumentsModule {}

@@ -101,6 +101,16 @@ export class DocumentsRepository {
     return this.db.getRepository(DocumentEntity).findOneBy({ id: documentId, datasetId });
   }
 
+  /** The original bytes of a document of the dataset, as uploaded; null for an unknown document. */
+  async findSource(datasetId: string, documentId: string): Promise<Buffer | null> {
+    const [row] = await this.db.query<{ content: Buffer }[]>(
+      `SELECT s.content FROM document_sources s JOIN documents d ON d.id = s.document_id
+        WHERE s.document_id = $1 AND d.dataset_id = $2`,
+      [documentId, datasetId],
+    );
+    return row?.content ?? null;
+  }
+
   findForUpdate(tx: Tx, datasetId: string, documentId: string): Promise<DocumentEntity | null> {
     return tx
       .getRepository(DocumentEntity)
