@@ -29,16 +29,40 @@ export function tokens(text) {
 }
 
 /**
+ * `text`'s terms with each Han and kana run cut into a dictionary's words instead (`Intl.Segmenter` of
+ * `locale`, ICU's dictionaries), or (`both`) into its words and its pairs, the words marked apart: the
+ * alternatives docs/search.md (Text without spaces) weighs.
+ */
+export function segmenterTokens(locale, { both = false } = {}) {
+  const segmenter = new Intl.Segmenter(locale, { granularity: 'word' });
+  return (text) => {
+    const out = [];
+    for (const match of text.normalize('NFKC').toLowerCase().matchAll(TOKENS)) {
+      const { cjk, word } = match.groups;
+      if (word) {
+        out.push(word);
+        continue;
+      }
+      for (const { segment, isWordLike } of segmenter.segment(cjk)) {
+        if (isWordLike) out.push(both ? `word:${segment}` : segment);
+      }
+      if (both) out.push(...tokens(cjk));
+    }
+    return out;
+  };
+}
+
+/**
  * A BM25 index of `documents` ({ id, text }): `search(query, k)` → the `k` best `{ id, score }`, every
  * document holding at least one of the query's terms (OR), each distinct query term counted once,
  * idf = ln(1 + (N − df + 0.5) / (df + 0.5)), document length in terms. Ties keep the documents' order.
  */
-export function bm25Index(documents, { k1 = K1, b = B } = {}) {
+export function bm25Index(documents, { k1 = K1, b = B, tokenize = tokens } = {}) {
   const postings = new Map(); // term → [[document index, tf], ...]
   const lengths = [];
   for (const [index, document] of documents.entries()) {
     const counts = new Map();
-    const terms = tokens(document.text);
+    const terms = tokenize(document.text);
     for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
     for (const [term, tf] of counts) {
       if (!postings.has(term)) postings.set(term, []);
@@ -52,7 +76,7 @@ export function bm25Index(documents, { k1 = K1, b = B } = {}) {
     terms: postings.size,
     search(query, k = 10) {
       const scores = new Map();
-      for (const term of new Set(tokens(query))) {
+      for (const term of new Set(tokenize(query))) {
         const list = postings.get(term);
         if (!list) continue;
         const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));

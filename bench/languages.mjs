@@ -32,7 +32,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { bm25Index } from './cjk-bm25.mjs';
+import { bm25Index, segmenterTokens } from './cjk-bm25.mjs';
 import { hanKanaCount, knownItems, offTopicNames, referenceFiles } from './debian-reference.mjs';
 import {
   apiKey,
@@ -55,6 +55,8 @@ const LANGUAGES = [
   { lang: 'en', name: 'English', setting: 'english' },
 ];
 const TOP_K = 10;
+/** The service's BM25 `b` (BM25_B, docs/search.md), for the reference beside its own 0.75. */
+const SERVICE_B = Number(process.env.BM25_B ?? 0.6);
 const EQUAL = { keyword: 0.5, semantic: 0.5 };
 const OFF_TOPIC = 200;
 const ROUNDS = Number(process.env.BENCH_LANGUAGES_ROUNDS ?? 5);
@@ -103,14 +105,15 @@ const data = LANGUAGES.map((language) => {
       // The translations leave some paragraphs in English: the share of letters that are Han or kana.
       han_kana_share_of_letters: round(hanKana / letters),
     },
-    reference: referenceFigures(items, offTopic.queries),
+    reference: referenceFigures(items, offTopic.queries, language.lang),
   };
 });
 for (const d of data) {
   console.log(
     `${d.name}: ${d.stats.sections} sections, ${d.stats.documents} documents (${d.stats.characters} characters, ` +
       `${d.stats.utf8_bytes} bytes), ${d.stats.queries} queries, ${d.stats.off_topic_queries} off-topic; ` +
-      `reference MRR@10 ${d.reference.mrr_at_10}, no result ${pct(d.reference.no_result)}`,
+      `reference MRR@10 ${d.reference.mrr_at_10}, no result ${pct(d.reference.no_result)}; ` +
+      `variants ${JSON.stringify(d.reference.variants)}`,
   );
 }
 
@@ -154,7 +157,7 @@ function packageVersion(name) {
 }
 
 /** MRR@10 and the share of queries without result of the reference BM25 over the documents. */
-function referenceFigures(items, offTopicQueries) {
+function referenceFigures(items, offTopicQueries, lang) {
   const index = bm25Index(items.documents.map((section) => ({ id: section.id, text: section.body })));
   const ranks = items.queries.map((q) => index.search(q.query, TOP_K).map((hit) => hit.id));
   return {
@@ -163,6 +166,27 @@ function referenceFigures(items, offTopicQueries) {
     off_topic_no_result: round(mean(offTopicQueries.map((q) => (index.search(q, 1).length === 0 ? 1 : 0)))),
     terms: index.terms,
     ranks: ranks.map((ids, i) => ids.indexOf(items.queries[i].id) + 1).join(' '),
+    variants: referenceVariants(items, lang),
+  };
+}
+
+/**
+ * MRR@10 of the reference with the service's `b` (BM25_B, 0.6 by default), and with Han and kana cut by
+ * a dictionary (`Intl.Segmenter`) or by both: what the choice of pairs in docs/search.md rests on.
+ */
+function referenceVariants(items, lang) {
+  const documents = items.documents.map((section) => ({ id: section.id, text: section.body }));
+  const locale = lang === 'zh-cn' ? 'zh' : lang;
+  const mrr = (options) => {
+    const index = bm25Index(documents, options);
+    const ranks = items.queries.map((q) => index.search(q.query, TOP_K).map((hit) => hit.id));
+    return round(mean(ranks.map((ids, i) => reciprocalRank(ids, items.queries[i].id))));
+  };
+  return {
+    [`pairs_b_${SERVICE_B}`]: mrr({ b: SERVICE_B }),
+    dictionary_words: mrr({ tokenize: segmenterTokens(locale) }),
+    words_and_pairs: mrr({ tokenize: segmenterTokens(locale, { both: true }) }),
+    icu: process.versions.icu,
   };
 }
 
