@@ -325,6 +325,27 @@ describe('Keyword search (BM25)', () => {
     await expectExactStatistics(own);
   });
 
+  /** Indexes dataset `seq` again as earlier versions did: lexemes from its chunks' text as written. */
+  const indexAsWritten = async (seq: string) => {
+    for (const statement of [
+      `DELETE FROM term_stats WHERE dataset_seq = $1`,
+      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
+      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
+                                                   FROM unnest(to_tsvector('english', c.content)) l), 0)
+          WHERE dataset_seq = $1`,
+      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
+         SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
+           FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
+      `INSERT INTO term_stats (dataset_seq, term, df)
+         SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
+      `UPDATE dataset_index SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1),
+                                  chunk_count = (SELECT count(*) FROM chunks WHERE dataset_seq = $1)
+          WHERE dataset_seq = $1`,
+    ]) {
+      await t.sql.query(statement, [seq]);
+    }
+  };
+
   it('indexes again, at migration 9, the chunks an earlier version indexed from text as written', async () => {
     const own = await unicodeDataset();
     // More chunks than the migration reads a page, so that their seqs run past 999 and 1000 in a page
@@ -337,23 +358,7 @@ describe('Keyword search (BM25)', () => {
       [seq, own],
     );
     // The dataset indexed again as earlier versions did: from the text as written.
-    for (const statement of [
-      `DELETE FROM term_stats WHERE dataset_seq = $1`,
-      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
-      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
-                                                 FROM unnest(to_tsvector('english', c.content)) l), 0)
-        WHERE dataset_seq = $1`,
-      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-       SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
-         FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
-      `INSERT INTO term_stats (dataset_seq, term, df)
-       SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
-      `UPDATE dataset_index SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1),
-                                chunk_count = (SELECT count(*) FROM chunks WHERE dataset_seq = $1)
-        WHERE dataset_seq = $1`,
-    ]) {
-      await t.sql.query(statement, [seq]);
-    }
+    await indexAsWritten(seq);
     expect(await contents(own, 'financial office')).toEqual([]); // 'ﬁnancial' and 'oﬃc' in the index
     const postingsOfTerm = async (term: string) =>
       (
@@ -450,22 +455,7 @@ describe('Keyword search (BM25)', () => {
     const fresh = await postings();
     const [{ seq }] = (await t.sql.query(`SELECT seq FROM datasets WHERE id = $1`, [dataset])).rows;
     // The dataset indexed again as earlier versions did: a run of such text one term.
-    for (const statement of [
-      `DELETE FROM term_stats WHERE dataset_seq = $1`,
-      `DELETE FROM chunk_terms WHERE dataset_seq = $1`,
-      `UPDATE chunks c SET length = coalesce((SELECT sum(array_length(l.positions, 1))
-                                                 FROM unnest(to_tsvector('english', c.content)) l), 0)
-        WHERE dataset_seq = $1`,
-      `INSERT INTO chunk_terms (dataset_seq, term, chunk_seq, tf, length)
-       SELECT c.dataset_seq, l.lexeme, c.seq, array_length(l.positions, 1), c.length
-         FROM chunks c, unnest(to_tsvector('english', c.content)) l WHERE c.dataset_seq = $1`,
-      `INSERT INTO term_stats (dataset_seq, term, df)
-       SELECT dataset_seq, term, count(*) FROM chunk_terms WHERE dataset_seq = $1 GROUP BY dataset_seq, term`,
-      `UPDATE dataset_index SET total_chunk_length = (SELECT sum(length) FROM chunks WHERE dataset_seq = $1)
-        WHERE dataset_seq = $1`,
-    ]) {
-      await t.sql.query(statement, [seq]);
-    }
+    await indexAsWritten(seq);
     expect(await contents(dataset, '检索')).toEqual([]);
 
     await t.sql.query(`DELETE FROM schema_migrations WHERE name = 'UnspacedScriptTerms1732000000021'`);
