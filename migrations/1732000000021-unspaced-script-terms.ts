@@ -18,8 +18,13 @@ const PAGE = 2_000;
  * part of a hyphenated compound, the compound's parts are counted twice; reprocessing the document
  * indexes it exactly.
  *
- * Candidate terms are those beyond ASCII (more bytes than characters). The migration takes the chunk
- * lock of every dataset that has one, as migration 9 does.
+ * A term whose Latin letters touched a run was stemmed whole (`東京running` stored as `東京run`): its
+ * cut is stemmed again, which a stemmer may not leave as reprocessing would.
+ *
+ * Candidate terms are those beyond ASCII (more bytes than characters), read in the key's own order so
+ * that each page walks the index. The migration takes the chunk lock of every dataset that has one, as
+ * migration 9 does. Chunks that a process of an older version indexes meanwhile into another dataset,
+ * or afterwards, are indexed as it did, and are put right by reprocessing their document.
  */
 export class UnspacedScriptTerms1732000000021 implements MigrationInterface {
   name = 'UnspacedScriptTerms1732000000021';
@@ -84,8 +89,8 @@ export class UnspacedScriptTerms1732000000021 implements MigrationInterface {
       const terms = (
         (await db.query(
           `SELECT term FROM term_stats
-            WHERE dataset_seq = $1 AND term COLLATE "C" > $2 AND octet_length(term) > char_length(term)
-            ORDER BY term COLLATE "C" LIMIT ${PAGE}`,
+            WHERE dataset_seq = $1 AND term > $2 AND octet_length(term) > char_length(term)
+            ORDER BY term LIMIT ${PAGE}`,
           [datasetSeq, after],
         )) as { term: string }[]
       ).map(({ term }) => term);

@@ -23,6 +23,7 @@ describe('lexemeSource', () => {
     ['full-width punctuation', '３．１４ ｅ－ｍａｉｌ （ａｔ）', '3.14 e-mail (at)'],
     ['a soft hyphen inside a word', 'infor\u00ADmation', 'information'],
     ['a word joiner and a zero-width no-break space', 'in\u2060for\uFEFFmation', 'information'],
+    ['variation selectors, standard and ideographic', '葛\u{E0100}飾区 葛\uFE00飾区', '葛飾 飾区 葛飾 飾区'],
     ['a soft hyphen between a letter and its accent', 'e\u00AD\u0301', 'é'],
   ])('reads %s as the text a reader sees', (_, text, expected) => {
     expect(lexemeSource(text)).toBe(expected);
@@ -68,6 +69,11 @@ describe('lexemeSource', () => {
     expect(lexemeSource('iPhone発売')).toBe('iPhone 発売');
     expect(lexemeSource('猫 and 犬')).toBe('猫 and 犬');
     expect(lexemeSource('第3章')).toBe('第 3 章');
+  });
+
+  it('ends a run at white space of ASCII only, which the parser ends a word at under any locale', () => {
+    expect(lexemeSource('東京\u3000大阪')).toBe('東京 \u3000 大阪');
+    expect(lexemeSource('東京 大阪')).toBe('東京 大阪');
   });
 
   it('leaves Hangul, which is written with spaces, as it is', () => {

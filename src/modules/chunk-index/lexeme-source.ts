@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
  *   for, by NFKC applied to those characters alone; so does full-width punctuation (`３．１４` is
  *   `3.14`, a number, not `3` and `14`);
  * - invisible characters that only say where a word may or may not break, never that it ends (soft
- *   hyphen, word joiner, zero-width no-break space), are dropped: the parser ended a word at them.
+ *   hyphen, word joiner, zero-width no-break space), or which glyph to draw (variation selectors), are
+ *   dropped: the parser ended a word at them.
  *
  * - text of the scripts written without spaces between words (Han, Hiragana and Katakana together;
  *   Thai; Lao; Khmer; Myanmar) is cut into overlapping pairs of characters, each a term
@@ -127,7 +128,8 @@ function cutUnspaced(text: string): string {
   return out === '' ? text : out + text.slice(copied);
 }
 
-const SPACE = /\s/;
+/** ASCII's white space: what the parser ends a word at under any locale. */
+const SPACE = /[ \t\n\v\f\r]/;
 
 function pairs(units: string[]): string {
   if (units.length === 1) return units[0];
@@ -168,8 +170,17 @@ const MODIFIER_OR_OTHER_LETTER = /^[\p{Lm}\p{Lo}]$/u;
 const CASED_LETTER = /[\p{Lu}\p{Ll}\p{Lt}]/u;
 const LETTERS_MARKS_DIGITS = /^[\p{L}\p{M}\p{Nd}]+$/u;
 
-/** Dropped: they tell where a word may (soft hyphen) or may not (the other two) break, nothing more. */
-const INVISIBLE_IN_WORDS = [0x00ad, 0x2060, 0xfeff];
+/**
+ * Dropped: they tell where a word may (soft hyphen) or may not (word joiner, zero-width no-break space)
+ * break, or which glyph to draw (the variation selectors, standard and ideographic), nothing more.
+ */
+const INVISIBLE_IN_WORDS = [
+  0x00ad,
+  0x2060,
+  0xfeff,
+  ...Array.from({ length: 16 }, (_, i) => 0xfe00 + i),
+  ...Array.from({ length: 240 }, (_, i) => 0xe0100 + i),
+];
 /** Full-width forms of ASCII's printable characters. */
 const FULL_WIDTH_ASCII = { first: 0xff01, last: 0xff5e };
 
@@ -217,7 +228,7 @@ const ASTRAL = new Map<number, string>();
  * them: it must not index or search until a migration has indexed again the chunks whose text the
  * difference touches.
  */
-export const INDEXED_LEXEME_TABLE = '4351e4bfc5d4ecb87f43da0405957a081fc103b1c06522a33a923aac8bc13518';
+export const INDEXED_LEXEME_TABLE = '2dde162c8e3f002d3704f577057bf47d2c8de6af2191643f6e0e060afe965e5d';
 
 /** A digest of the replacement table and the unspaced scripts' classes, in code point order. */
 export function lexemeTableDigest(): string {

@@ -104,7 +104,7 @@ export class IngestionService {
 
   /**
    * Indexing is shown at once: it may wait for the dataset's chunk lock, and a write left for later
-   * would then wait for the run's own transaction, which locks the document's row.
+   * would find the document's row locked by the run's own transaction, and skip it.
    */
   private async progress(run: Run, stage: keyof typeof STAGE_START): Promise<void> {
     await this.progressReporter.report(
