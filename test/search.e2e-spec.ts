@@ -892,7 +892,10 @@ describe('Filters', () => {
 
   it('still returns `limit` results under a selective filter that only the last candidates pass', async () => {
     const response = await search({ category: 'rare' }, 5).expect(200);
-    expect(numbers(response.body.results as Result[])).toEqual([54, 55, 56, 57, 58]);
+    // Five of the six, by their chunks' order, which concurrent indexing need not give by number.
+    const found = numbers(response.body.results as Result[]);
+    expect(new Set(found).size).toBe(5);
+    expect(found.every((n) => n >= 54 && n <= 59)).toBe(true);
   });
 
   it.each([
