@@ -14,18 +14,7 @@ const TOKENS =
 
 /** `text`'s terms, in order, repeated as often as they occur. */
 export function tokens(text) {
-  const out = [];
-  for (const match of text.normalize('NFKC').toLowerCase().matchAll(TOKENS)) {
-    const { cjk, word } = match.groups;
-    if (word) {
-      out.push(word);
-      continue;
-    }
-    const characters = [...cjk];
-    if (characters.length === 1) out.push(characters[0]);
-    for (let i = 0; i + 1 < characters.length; i++) out.push(characters[i] + characters[i + 1]);
-  }
-  return out;
+  return terms(text, pairsOf);
 }
 
 /**
@@ -35,21 +24,33 @@ export function tokens(text) {
  */
 export function segmenterTokens(locale, { both = false } = {}) {
   const segmenter = new Intl.Segmenter(locale, { granularity: 'word' });
-  return (text) => {
-    const out = [];
-    for (const match of text.normalize('NFKC').toLowerCase().matchAll(TOKENS)) {
-      const { cjk, word } = match.groups;
-      if (word) {
-        out.push(word);
-        continue;
-      }
-      for (const { segment, isWordLike } of segmenter.segment(cjk)) {
-        if (isWordLike) out.push(both ? `word:${segment}` : segment);
-      }
-      if (both) out.push(...tokens(cjk));
-    }
-    return out;
+  const cut = (run) => {
+    const words = [...segmenter.segment(run)]
+      .filter(({ isWordLike }) => isWordLike)
+      .map(({ segment }) => (both ? `word:${segment}` : segment));
+    return both ? [...words, ...pairsOf(run)] : words;
   };
+  return (text) => terms(text, cut);
+}
+
+/** `text` folded and lower-cased, its other words as they are and each Han and kana run `cut`. */
+function terms(text, cut) {
+  const out = [];
+  for (const match of text.normalize('NFKC').toLowerCase().matchAll(TOKENS)) {
+    const { cjk, word } = match.groups;
+    if (word) out.push(word);
+    else out.push(...cut(cjk));
+  }
+  return out;
+}
+
+/** A run's overlapping pairs of characters; a run of one character is itself. */
+function pairsOf(run) {
+  const characters = [...run];
+  if (characters.length === 1) return characters;
+  const out = [];
+  for (let i = 0; i + 1 < characters.length; i++) out.push(characters[i] + characters[i + 1]);
+  return out;
 }
 
 /**
