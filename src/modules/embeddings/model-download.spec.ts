@@ -129,10 +129,11 @@ describe('downloadModel', () => {
   });
 
   it('gives up on a file whose bytes stop arriving, leaving nothing behind', async () => {
-    hub.largeFileMs = 20_000; // a slice a second
+    // A slice every 4 s: the small files arrive well within the 2 s allowed, the large one stalls.
+    hub.largeFileMs = 80_000;
     try {
-      await expect(download(undefined, 300)).rejects.toThrow(
-        `${hub.url}/owner/model/resolve/main/onnx/model_quantized.onnx: nothing received for 0.3 s`,
+      await expect(download(undefined, 2_000)).rejects.toThrow(
+        `${hub.url}/owner/model/resolve/main/onnx/model_quantized.onnx: nothing received for 2 s`,
       );
     } finally {
       hub.largeFileMs = 0;
