@@ -448,6 +448,7 @@ describe('Boot', () => {
     'PostingsWithoutForeignKey1732000000019',
     'IdempotentErrorAnswers1732000000020',
     'UnspacedScriptTerms1732000000021',
+    'DocumentReplacement1732000000022',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {

@@ -175,7 +175,7 @@ describe('Errors and transport', () => {
     });
     for (const [method, path, allow] of [
       ['post', '/v1/datasets/ds_any', 'GET, HEAD, PATCH, DELETE'],
-      ['put', '/v1/datasets/ds_any/documents/doc_any', 'GET, HEAD, PATCH, DELETE'],
+      ['post', '/v1/datasets/ds_any/documents/doc_any', 'GET, HEAD, PUT, PATCH, DELETE'],
       ['get', '/v1/mcp/query', 'POST'],
       ['put', '/v1/mcp', 'GET, HEAD, POST, DELETE'],
       ['post', '/health', 'GET, HEAD'],

@@ -196,7 +196,11 @@ export class ChunkIndexRepository {
       );
     }
     const chunks = documents.reduce((sum, document) => sum + document.chunks.length, 0);
-    await this.adjustTotals(tx, dataset.datasetId, chunks - previous.chunks, length - previous.length);
+    await this.adjustTotals(tx, dataset.datasetId, {
+      chunks: chunks - previous.chunks,
+      length: length - previous.length,
+      removed: previous.chunks,
+    });
     return documents.map(({ embeddings }, i) => (embeddings && generations[i] ? embeddings.name : null));
   }
 
@@ -206,7 +210,11 @@ export class ChunkIndexRepository {
    */
   async removeDocumentChunks(tx: Tx, datasetId: string, documentId: string): Promise<ChunkTotals> {
     const removed = await this.deleteDocumentChunks(tx, [documentId]);
-    await this.adjustTotals(tx, datasetId, -removed.chunks, -removed.length);
+    await this.adjustTotals(tx, datasetId, {
+      chunks: -removed.chunks,
+      length: -removed.length,
+      removed: removed.chunks,
+    });
     return removed;
   }
 
@@ -266,13 +274,22 @@ export class ChunkIndexRepository {
     return removed;
   }
 
-  /** BM25's N and total chunk length, in the dataset's index state. */
-  private async adjustTotals(tx: Tx, datasetId: string, chunks: number, totalLength: number): Promise<void> {
-    if (chunks === 0 && totalLength === 0) return;
+  /**
+   * BM25's N and total chunk length, in the dataset's index state, and the count of chunks ever removed
+   * from it, which tells a search whether its legs saw the same versions of the documents
+   * (`SearchService`).
+   */
+  private async adjustTotals(
+    tx: Tx,
+    datasetId: string,
+    change: { chunks: number; length: number; removed: number },
+  ): Promise<void> {
+    if (change.chunks === 0 && change.length === 0 && change.removed === 0) return;
     await tx.query(
-      `UPDATE dataset_index SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3
+      `UPDATE dataset_index SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3,
+                                chunks_removed = chunks_removed + $4
         WHERE dataset_id = $1`,
-      [datasetId, chunks, totalLength],
+      [datasetId, change.chunks, change.length, change.removed],
     );
   }
 

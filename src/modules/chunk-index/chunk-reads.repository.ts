@@ -22,7 +22,7 @@ export interface ChunkRow {
   filename?: string | null;
 }
 
-/** How many ready documents of a dataset pass a search's filters, and how many chunks they hold. */
+/** How many searchable documents of a dataset pass a search's filters, and how many chunks they hold. */
 export interface PassingDocuments {
   documents: number;
   chunks: number;
@@ -42,6 +42,8 @@ const DOCUMENT_COLUMNS = `d.metadata, d.filename`;
 /** A chunk near the query vector, with its distance, and its document's metadata and name when asked for. */
 export interface NearChunk extends ChunkRow {
   distance: number;
+  /** The dataset's count of chunks ever removed from its index, in the statement's snapshot. */
+  removed: string;
 }
 
 /**
@@ -60,7 +62,9 @@ function vectorParam(vector: number[]): Buffer {
 /**
  * The search index's reads for a search: the rows of ranked chunks, the check of the keyword leg's
  * ranking against the filters, the vector leg's nearest chunks, and the counts that choose how each
- * leg applies the filters. Only chunks of `ready` documents are ever returned. The caller chooses the
+ * leg applies the filters. A document's chunks are searchable from the transaction that indexes
+ * them to the one that removes or replaces them, whatever its status meanwhile (a replacement keeps
+ * the version it replaces searchable while it processes): no status is checked. The caller chooses the
  * connection (`Read`): a statement of its own (with its deadline) or a transaction's snapshot.
  */
 @Injectable()
@@ -140,7 +144,7 @@ export class ChunkReadsRepository {
   }
 
   /**
-   * Of `ranked` (chunk seqs, best first), the first `limit` that belong to ready documents passing the
+   * Of `ranked` (chunk seqs, best first), the first `limit` that belong to documents passing the
    * filter, with their rows and their place in `ranked` (from 1).
    */
   passing(
@@ -159,7 +163,7 @@ export class ChunkReadsRepository {
          FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
          JOIN chunks c ON c.seq = r.seq
          JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'ready' AND ${sql}
+        WHERE ${sql}
         ORDER BY r.rank
         LIMIT $2`,
       [ranked, limit, ...params],
@@ -168,7 +172,7 @@ export class ChunkReadsRepository {
 
   /**
    * The dataset's `candidates` chunks nearest to `vector` by cosine distance, nearest first (then by
-   * chunk), of ready documents passing the filter; the first `shown` carry their document's metadata
+   * chunk), of documents passing the filter; the first `shown` carry their document's metadata
    * and file name.
    * `exact` scans the dataset's rows (under a filter, those of the documents that pass it, found
    * through the documents' metadata index); otherwise the HNSW index of the dimension is walked (with
@@ -193,8 +197,7 @@ export class ChunkReadsRepository {
   ): Promise<NearChunk[]> {
     const { datasetSeq, datasetId, model, vector, candidates, shown, condition, exact } = query;
     const dims = vector.length;
-    // Chunks exist only while their document is ready: no status is checked. The filter's condition
-    // is on documents. Exactly, they are joined, named by their dataset, and the planner starts from
+    // The filter's condition is on documents. Exactly, they are joined, named by their dataset, and the planner starts from
     // those that pass when they are few (given the statistics of migration 15). Walking, each chunk
     // the walk passes looks up its document in a subquery that OFFSET 0 keeps from becoming a join,
     // so that the walk stops as soon as it has `candidates` (under a join, the plan sorted what a
@@ -222,7 +225,8 @@ export class ChunkReadsRepository {
     // into a join, the condition would be checked after the lookup).
     const rows = await read<NearChunk & { metadata: ChunkRow['metadata'] | null; filename: string | null }>(
       `SELECT r.seq, r.id, r.content, r."documentId", r.ordinal, r.page, r."charStart", r."charEnd",
-              r.distance, m.metadata, m.filename
+              r.distance, m.metadata, m.filename,
+              (SELECT s.chunks_removed::text FROM dataset_index s WHERE s.dataset_seq = $1) AS removed
          FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
                  FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
                          FROM chunks c ${join}
@@ -249,7 +253,7 @@ export class ChunkReadsRepository {
   }
 
   /**
-   * How many of the dataset's ready documents pass the filter, and the chunks they hold: how many
+   * How many of the dataset's documents with chunks pass the filter, and the chunks they hold: how many
    * chunks each leg may return, which decides how it finds them (`scansExactly`, `ranksPassing`).
    * One statement through the documents' metadata index, whatever the number of queries.
    */
@@ -262,14 +266,14 @@ export class ChunkReadsRepository {
     const [row] = await read<PassingDocuments>(
       `SELECT count(*)::int4 AS documents, coalesce(sum(d.chunks_created), 0)::float8 AS chunks
          FROM documents d
-        WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}`,
+        WHERE d.dataset_id = $1 AND d.chunks_created > 0 AND ${sql}`,
       [datasetId, ...params],
     );
     return row;
   }
 
   /**
-   * The chunks (seqs) of the dataset's ready documents that pass the filter, as `read`'s snapshot
+   * The chunks (seqs) of the dataset's documents that pass the filter, as `read`'s snapshot
    * sees them; null when they are more than `max`. Through the documents' metadata index and the
    * chunks' document index: what the keyword leg ranks under a selective filter.
    */
@@ -282,7 +286,7 @@ export class ChunkReadsRepository {
     const { sql, params } = condition(3);
     const rows = await read<{ seq: string }>(
       `SELECT c.seq FROM documents d JOIN chunks c ON c.document_id = d.id
-        WHERE d.dataset_id = $1 AND d.status = 'ready' AND ${sql}
+        WHERE d.dataset_id = $1 AND ${sql}
         LIMIT $2`,
       [datasetId, max + 1, ...params],
     );

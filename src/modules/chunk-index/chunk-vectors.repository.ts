@@ -38,6 +38,31 @@ function sameModel(found: { model: string | null; dimensions: number | null }, m
 export class ChunkVectorsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * The vectors of `model` that the document's indexed chunks hold, by the SHA-256 of their content
+   * (hex), for the contents among `hashes`: what a new version of the document reuses for its
+   * unchanged chunks (a passage's vector depends on its content alone). They come from the generation
+   * that takes `model`'s vectors, the one being built first, as indexing chooses (`replaceChunks`).
+   */
+  async reusableVectors(
+    documentId: string,
+    model: VectorModel,
+    hashes: string[],
+  ): Promise<Map<string, number[]>> {
+    if (hashes.length === 0) return new Map();
+    const rows = await this.db.query<{ hash: string; vector: string }[]>(
+      `SELECT DISTINCT ON (v.hash) v.hash, v.vector
+         FROM (SELECT encode(sha256(convert_to(c.content, 'UTF8')), 'hex') AS hash,
+                      (CASE WHEN s.next_embedding_model = $2 AND s.next_embedding_dimensions = $3 THEN c.next_embedding
+                            WHEN s.embedding_model = $2 AND s.embedding_dimensions = $3 THEN c.embedding END)::text AS vector
+                 FROM chunks c JOIN dataset_index s ON s.dataset_seq = c.dataset_seq
+                WHERE c.document_id = $1) v
+        WHERE v.vector IS NOT NULL AND v.hash = ANY($4::text[])`,
+      [documentId, model.name, model.dimensions, hashes],
+    );
+    return new Map(rows.map(({ hash, vector }) => [hash, JSON.parse(vector) as number[]]));
+  }
+
   /** Chunks of a dataset that have no vector yet, in key order, after `afterSeq`. */
   chunksWithoutVector(
     datasetSeq: string,

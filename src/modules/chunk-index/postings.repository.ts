@@ -24,6 +24,8 @@ export interface QueryTerm {
   n: number;
   /** The dataset's total chunk length, the sum behind BM25's average chunk length. */
   total: number;
+  /** The chunks ever removed from the dataset's index (`LegHit.removed`). */
+  removed: string;
 }
 
 /** A term's postings with the version they were read at. */
@@ -45,7 +47,8 @@ export class PostingsRepository {
    */
   queryTerms(read: Read, datasetSeq: string, language: string, query: string): Promise<QueryTerm[]> {
     return read<QueryTerm>(
-      `SELECT q.term, t.version::text AS version, i.chunk_count::float8 AS n, i.total_chunk_length::float8 AS total
+      `SELECT q.term, t.version::text AS version, i.chunk_count::float8 AS n, i.total_chunk_length::float8 AS total,
+              i.chunks_removed::text AS removed
          FROM dataset_index i
         CROSS JOIN unnest(tsvector_to_array(to_tsvector($2::regconfig, $3))) AS q(term)
          LEFT JOIN term_stats t ON t.dataset_seq = i.dataset_seq AND t.term = q.term AND t.df > 0

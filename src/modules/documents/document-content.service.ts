@@ -29,8 +29,8 @@ export interface DocumentFile {
 }
 
 /**
- * A document read back: its text and its chunks, once it is ready, and its original bytes at any
- * time. Each read first finds the document as get-document does, so that what the caller may not
+ * A document read back: its text and its chunks, once it has some in the index, and its original
+ * bytes at any time. Each read first finds the document as get-document does, so that what the caller may not
  * read answers as what does not exist.
  */
 @Injectable()
@@ -105,20 +105,25 @@ export class DocumentContentService {
     return { document, content };
   }
 
-  /** Only a ready document has chunks: a processing one has none yet (or none left), a failed one none. */
+  /**
+   * A document with chunks in the index: ready, or being replaced (or its replacement failed) while the
+   * previous version stays searchable, which is what searches find and so what is read back. One
+   * without chunks is processing its first run (or a reprocess), or failed it.
+   */
   private async readyDocument(
     caller: Principal,
     datasetId: string,
     documentId: string,
   ): Promise<DocumentEntity> {
     const document = await this.documents.get(caller, datasetId, documentId);
+    if (document.chunksCreated !== null) return document;
     switch (document.status) {
-      case 'ready':
-        return document;
       case 'processing':
         throw DocumentErrors.stillProcessing(document.id);
       case 'failed':
         throw DocumentErrors.failed(document.id, document.error);
+      case 'ready':
+        return document;
     }
   }
 }

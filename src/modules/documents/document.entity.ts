@@ -36,8 +36,17 @@ export class DocumentEntity {
   @Column('jsonb')
   metadata!: Record<string, unknown>;
 
+  /** The chunks the document has in the index (of the version searched), null while it has none. */
   @Column('integer', { name: 'chunks_created', nullable: true })
   chunksCreated!: number | null;
+
+  /** Of the last run's chunks, those the model embedded; null for a run indexed keyword-only. */
+  @Column('integer', { name: 'chunks_embedded', nullable: true })
+  chunksEmbedded!: number | null;
+
+  /** Of the last run's chunks, those that kept the vector of an unchanged chunk of the version replaced. */
+  @Column('integer', { name: 'chunks_reused', nullable: true })
+  chunksReused!: number | null;
 
   @Column('jsonb', { nullable: true })
   error!: ProcessingErrorPayload | null;

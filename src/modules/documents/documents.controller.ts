@@ -7,6 +7,7 @@ import {
   Param,
   Patch,
   Post,
+  Put,
   Query,
   Req,
   UploadedFile,
@@ -114,9 +115,7 @@ export class DocumentsController {
     @UploadedFile() file: UploadedPart | undefined,
     @Body() body: unknown,
   ): Promise<DocumentResponseDto> {
-    const upload = request.is('multipart/form-data')
-      ? await this.fileUpload(file, body)
-      : await this.textUpload(body);
+    const { upload } = await this.form(request, file, body);
     return toDocumentSummary(await this.documents.upload(caller, datasetId, upload));
   }
 
@@ -157,26 +156,46 @@ export class DocumentsController {
 
   /** The multipart form: the `file` part, and `metadata` as a JSON string. */
   private async fileUpload(file: UploadedPart | undefined, body: unknown): Promise<NewUpload> {
+    return (await this.fileForm(file, body)).upload;
+  }
+
+  /** Either form, as the request's Content-Type says, and whether it sent `metadata`. */
+  private form(
+    request: Request,
+    file: UploadedPart | undefined,
+    body: unknown,
+  ): Promise<{ upload: NewUpload; metadataSent: boolean }> {
+    return request.is('multipart/form-data') ? this.fileForm(file, body) : this.textForm(body);
+  }
+
+  private async fileForm(
+    file: UploadedPart | undefined,
+    body: unknown,
+  ): Promise<{ upload: NewUpload; metadataSent: boolean }> {
     const fields = (await validation.transform(body, {
       type: 'body',
       metatype: UploadFileFieldsDto,
     })) as UploadFileFieldsDto;
     if (!file) throw DocumentErrors.fileRequired();
-    return this.documents.fileUpload(
+    const upload = await this.documents.fileUpload(
       file.originalname,
       file.buffer,
       parseMetadataField(fields.metadata),
       file.mimetype,
     );
+    return { upload, metadataSent: fields.metadata !== undefined && fields.metadata.trim() !== '' };
   }
 
   /** The JSON form: `content` and `metadata`. */
-  private async textUpload(body: unknown): Promise<NewUpload> {
+  private async textForm(body: unknown): Promise<{ upload: NewUpload; metadataSent: boolean }> {
     const text = (await validation.transform(body, {
       type: 'body',
       metatype: UploadTextDocumentDto,
     })) as UploadTextDocumentDto;
-    return this.documents.textUpload(text.content, text.metadata);
+    return {
+      upload: this.documents.textUpload(text.content, text.metadata),
+      metadataSent: text.metadata !== undefined,
+    };
   }
 
   @Get()
@@ -208,6 +227,51 @@ export class DocumentsController {
     @Param('document_id') documentId: string,
   ): Promise<DocumentResponseDto> {
     return toDocumentResponse(await this.documents.get(caller, datasetId, documentId));
+  }
+
+  @Put(':document_id')
+  @Auth({ scope: 'documents:write' })
+  @Accepts('application/json', 'multipart/form-data')
+  @Idempotent()
+  @UseInterceptors(UploadInterceptor)
+  @ApiOperation({
+    operationId: 'replaceDocument',
+    summary: "Replace a document's text or file, keeping its id",
+    description:
+      'The same two forms, limits and file kinds as createDocument. The document keeps its `document_id` and goes back to ' +
+      'processing; `metadata`, when sent, replaces its metadata whole (left out, it stays). Until the new version is ' +
+      'indexed, searches and chunk reads find the previous one, then the new one at once; if the new version fails, the ' +
+      'previous one stays searchable and `error` says why. Chunks whose text is unchanged keep their vectors: ' +
+      '`chunks_embedded` and `chunks_reused` say how many of each. A run under way for the document gives way to this one.',
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': { schema: { $ref: getSchemaPath(UploadTextDocumentDto) } },
+        'multipart/form-data': { schema: { $ref: getSchemaPath(UploadFileFormDto) } },
+      },
+    },
+  })
+  @ApiOkResponse({ type: DocumentResponseDto })
+  @ApiErrors([400, 401, 403, 404, 409, 413, 415, 422, 429], {
+    400: ['validation_error', 'invalid_metadata', 'invalid_idempotency_key'],
+    404: ['dataset_not_found', 'document_not_found'],
+    409: ['idempotency_key_in_progress'],
+    413: ['file_too_large', 'content_too_large', 'payload_too_large'],
+    415: ['unsupported_file_type', 'unsupported_media_type'],
+    422: ['idempotency_key_reused'],
+  })
+  async replace(
+    @CurrentAccount() caller: AccountPrincipal,
+    @Param('dataset_id') datasetId: string,
+    @Param('document_id') documentId: string,
+    @Req() request: Request,
+    @UploadedFile() file: UploadedPart | undefined,
+    @Body() body: unknown,
+  ): Promise<DocumentResponseDto> {
+    const { upload, metadataSent } = await this.form(request, file, body);
+    return toDocumentResponse(
+      await this.documents.replace(caller, datasetId, documentId, upload, { keepMetadata: !metadataSent }),
+    );
   }
 
   @Patch(':document_id')

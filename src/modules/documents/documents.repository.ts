@@ -18,6 +18,23 @@ export type NewDocument = Pick<
   'id' | 'datasetId' | 'filename' | 'kind' | 'mediaType' | 'sizeBytes' | 'metadata'
 >;
 
+/** What a replacement changes of a document: its file, and its metadata when one was sent. */
+export type NewVersion = Pick<DocumentEntity, 'filename' | 'kind' | 'mediaType' | 'sizeBytes'> & {
+  metadata?: Record<string, unknown>;
+};
+
+/** A new run of a document: the columns every restart into `processing` sets. */
+const NEW_RUN = {
+  status: 'processing',
+  recoveries: 0,
+  error: null,
+  progress: { stage: 'upload', percent: 0 },
+  processingStartedAt: () => 'now()',
+  heartbeatAt: () => 'now()',
+  processedAt: null,
+  processingTimeMs: null,
+} as const;
+
 /** Identifies one run of the pipeline for one document. */
 export interface Run {
   documentId: string;
@@ -155,23 +172,37 @@ export class DocumentsRepository {
     return documents.findOneByOrFail({ id: document.id });
   }
 
-  /** Back to processing for another run. */
+  /** Back to processing for another run, its chunks removed (`DocumentsService.reprocess`). */
   async restart(tx: Tx, document: DocumentEntity): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);
     await documents.update(
       { id: document.id },
       {
-        status: 'processing',
+        ...NEW_RUN,
         generation: document.generation + 1,
-        recoveries: 0,
-        error: null,
-        progress: { stage: 'upload', percent: 0 },
-        processingStartedAt: () => 'now()',
-        heartbeatAt: () => 'now()',
-        processedAt: null,
-        processingTimeMs: null,
+        chunksCreated: null,
       },
     );
+    return documents.findOneByOrFail({ id: document.id });
+  }
+
+  /**
+   * A new version of the document, with its bytes, in a new run; the chunks of the version searched
+   * stay, and so does `chunks_created`, until the run indexes its own (`DocumentsService.replace`).
+   */
+  async replace(
+    tx: Tx,
+    document: DocumentEntity,
+    version: NewVersion,
+    content: Buffer,
+  ): Promise<DocumentEntity> {
+    const documents = tx.getRepository(DocumentEntity);
+    await documents.update({ id: document.id }, {
+      ...NEW_RUN,
+      ...version,
+      generation: document.generation + 1,
+    } as QueryDeepPartialEntity<DocumentEntity>);
+    await tx.getRepository(DocumentSourceEntity).update({ documentId: document.id }, { content });
     return documents.findOneByOrFail({ id: document.id });
   }
 
@@ -182,7 +213,8 @@ export class DocumentsRepository {
    */
   async loadRun(run: Run): Promise<{ document: DocumentEntity; content: Buffer } | null> {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
-      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.metadata, s.content
+      `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.metadata,
+              d.chunks_created AS "chunksCreated", s.content
          FROM documents d JOIN document_sources s ON s.document_id = d.id
         WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
       [run.documentId, run.generation],
@@ -266,20 +298,32 @@ export class DocumentsRepository {
   }
 
   /**
-   * Marks the runs' documents ready, each with its chunk count; returns each one's processing time by
-   * document id (a run no longer current is left out).
+   * Marks the runs' documents ready, each with its chunk count and how many of them were embedded and
+   * reused (null for a run without vectors); returns each one's processing time by document id (a run
+   * no longer current is left out).
    */
-  async markReady(tx: Tx, runs: (Run & { chunks: number })[]): Promise<Map<string, number>> {
+  async markReady(
+    tx: Tx,
+    runs: (Run & { chunks: number; embedded: number | null; reused: number | null })[],
+  ): Promise<Map<string, number>> {
     const rows = await tx.query<{ id: string; processing_time_ms: number }[]>(
       `WITH ready AS (
          UPDATE documents d
-            SET status = 'ready', chunks_created = r.chunks, ${PROCESSING_TIME}, progress = NULL, error = NULL
-           FROM ${RUN_ENDED}, unnest($1::text[], $2::int[], $3::int[]) AS r(id, generation, chunks)
+            SET status = 'ready', chunks_created = r.chunks, chunks_embedded = r.embedded, chunks_reused = r.reused,
+                ${PROCESSING_TIME}, progress = NULL, error = NULL
+           FROM ${RUN_ENDED},
+                unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[]) AS r(id, generation, chunks, embedded, reused)
           WHERE d.id = r.id AND d.generation = r.generation AND d.status = 'processing'
           RETURNING d.id, d.processing_time_ms
        )
        SELECT * FROM ready`,
-      [runs.map((run) => run.documentId), runs.map((run) => run.generation), runs.map((run) => run.chunks)],
+      [
+        runs.map((run) => run.documentId),
+        runs.map((run) => run.generation),
+        runs.map((run) => run.chunks),
+        runs.map((run) => run.embedded),
+        runs.map((run) => run.reused),
+      ],
     );
     return new Map(rows.map((row) => [row.id, row.processing_time_ms]));
   }

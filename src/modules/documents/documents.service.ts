@@ -173,6 +173,53 @@ export class DocumentsService {
   }
 
   /**
+   * Replaces the document's file or text with a new version, in place (PUT): its id stays, and so does
+   * its metadata unless `metadata` is given, which then replaces it whole. It goes to processing in a
+   * new run, and a run under way gives way (it finds itself no longer current and writes nothing). The
+   * chunks of the version searched stay searchable until the new run indexes its own, in the one
+   * transaction that removes them (`ChunkIndexRepository.replaceChunks`), and stay if the run fails;
+   * its unchanged chunks keep their vectors (`IngestionService`). Only the document's row is locked, as
+   * `update` locks it.
+   */
+  async replace(
+    caller: AccountPrincipal,
+    datasetId: string,
+    documentId: string,
+    upload: NewUpload,
+    { keepMetadata }: { keepMetadata: boolean },
+  ): Promise<DocumentEntity> {
+    const dataset = await this.datasets.getOwned(caller, datasetId);
+    const document = await this.transactions.run(async (tx) => {
+      const current = isId('doc', documentId)
+        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        : null;
+      if (!current) throw DocumentErrors.notFound(documentId);
+      const { filename, kind, mediaType, sizeBytes } = newDocument(dataset.id, upload);
+      const version = {
+        filename,
+        kind,
+        mediaType,
+        sizeBytes,
+        ...(keepMetadata ? {} : { metadata: upload.metadata }),
+      };
+      const replaced = await this.documents.replace(tx, current, version, upload.content);
+      const metadataChanged = !isDeepStrictEqual(replaced.metadata, current.metadata);
+      await this.events.record(tx, dataset.accountId, 'document.updated', {
+        document_id: replaced.id,
+        dataset_id: dataset.id,
+        changes: {
+          ...(metadataChanged ? { metadata: replaced.metadata } : {}),
+          content: { filename: replaced.filename, size_bytes: replaced.sizeBytes, status: 'processing' },
+        },
+        updated_by: actorOf(caller),
+      });
+      return replaced;
+    });
+    await this.queue.enqueue(document);
+    return document;
+  }
+
+  /**
    * Deletes the document with its chunks and embeddings in one transaction, and takes it out of the
    * dataset's counts. A job still running for it finds it gone and writes nothing.
    */

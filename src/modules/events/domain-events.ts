@@ -28,11 +28,18 @@ export interface DomainEventMap {
   };
   'document.processing_failed': { document_id: string; dataset_id: string; error: ProcessingErrorPayload };
   'document.deleted': { document_id: string; dataset_id: string; deleted_by: string };
-  /** Beyond the contract: a document's fields changed in place, without reprocessing (`changes` as below). */
+  /**
+   * Beyond the contract: a document changed in place, its id kept. `changes` holds the new `metadata`
+   * when it changed, and `content` when a new version replaced the document's file or text (PUT), which
+   * is then processing; its end is a `document.processed` or `document.processing_failed` as for an upload.
+   */
   'document.updated': {
     document_id: string;
     dataset_id: string;
-    changes: { metadata: Record<string, unknown> };
+    changes: {
+      metadata?: Record<string, unknown>;
+      content?: { filename: string | null; size_bytes: number; status: 'processing' };
+    };
     updated_by: string;
   };
   'dataset.created': {

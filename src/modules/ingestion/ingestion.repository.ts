@@ -11,11 +11,14 @@ import type { VectorModel } from 'src/modules/chunk-index/chunk-vectors.reposito
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
 import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 
-/** A run's chunks, ready to be indexed, with their vectors (one per chunk) when it has them. */
+/**
+ * A run's chunks, ready to be indexed, with their vectors (one per chunk) when it has them: `embedded`
+ * by the model, and `reused` from unchanged chunks of the version the run replaces.
+ */
 export interface RunChunks {
   run: Run;
   chunks: IndexedChunk[];
-  embeddings: (VectorModel & { vectors: number[][] }) | null;
+  embeddings: (VectorModel & { vectors: number[][]; embedded: number; reused: number }) | null;
 }
 
 /**
@@ -79,7 +82,12 @@ export class IngestionRepository {
       );
       const elapsed = await this.documents.markReady(
         tx,
-        live.map(({ run, chunks }) => ({ ...run, chunks: chunks.length })),
+        live.map(({ run, chunks, embeddings }) => ({
+          ...run,
+          chunks: chunks.length,
+          embedded: embeddings?.embedded ?? null,
+          reused: embeddings?.reused ?? null,
+        })),
       );
       await this.events.recordMany(
         tx,

@@ -4,6 +4,7 @@ import { chunkText } from 'src/modules/embeddings/chunking/chunker.js';
 import type { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import type { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
 import { IngestionErrors } from 'src/modules/ingestion/ingestion.errors.js';
+import type { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import type { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import type { IngestionRepository } from 'src/modules/ingestion/ingestion.repository.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
@@ -71,6 +72,7 @@ function setUp(options: {
     repository,
     strictMock<ExtractionService>({ extract: options.extract }),
     embedding,
+    strictMock<ChunkVectorsRepository>({}),
     strictMock<VectorCatchUpService>({ request }),
     strictMock<DatasetIndexService>({ request: indexRequest }),
     pino({ level: 'silent' }),

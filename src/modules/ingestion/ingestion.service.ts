@@ -1,9 +1,14 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { ProcessingErrorPayload } from 'src/modules/events/domain-events.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { hasText } from 'src/common/text/extracted-text.js';
+import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
 import { indexContext, indexedTitle } from 'src/modules/chunk-index/document-context.js';
+import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
+import type { Chunk } from 'src/modules/embeddings/chunking/chunker.js';
+import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { headingPaths } from 'src/modules/embeddings/chunking/chunker.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ExtractionService } from 'src/modules/ingestion/extraction/extraction.service.js';
@@ -53,6 +58,7 @@ export class IngestionService {
     private readonly repository: IngestionRepository,
     private readonly extraction: ExtractionService,
     private readonly embedding: EmbeddingService,
+    private readonly chunkVectors: ChunkVectorsRepository,
     private readonly catchUp: VectorCatchUpService,
     private readonly datasetIndexes: DatasetIndexService,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -81,8 +87,11 @@ export class IngestionService {
       let embeddings = null;
       if (provider) {
         await this.progress(run, 'embedding');
-        const vectors = await provider.embedPassages(chunks.map((chunk) => chunk.content));
-        embeddings = { name: provider.model, dimensions: provider.dimensions, vectors };
+        embeddings = {
+          name: provider.model,
+          dimensions: provider.dimensions,
+          ...(await this.vectorsOf(document, chunks, provider)),
+        };
       }
 
       await this.progress(run, 'indexing');
@@ -100,6 +109,32 @@ export class IngestionService {
     } finally {
       this.progressReporter.end(run);
     }
+  }
+
+  /**
+   * The chunks' vectors, in their order: a chunk whose content a chunk of the version searched holds
+   * (a document replaced in place) keeps that chunk's vector when it is of the provider's model; the
+   * others are embedded.
+   */
+  private async vectorsOf(
+    document: Pick<DocumentEntity, 'id' | 'chunksCreated'>,
+    chunks: Chunk[],
+    provider: EmbeddingProvider,
+  ): Promise<{ vectors: number[][]; embedded: number; reused: number }> {
+    const hashes = chunks.map(({ content }) => createHash('sha256').update(content, 'utf8').digest('hex'));
+    const kept = !document.chunksCreated
+      ? new Map<string, number[]>()
+      : await this.chunkVectors.reusableVectors(
+          document.id,
+          { name: provider.model, dimensions: provider.dimensions },
+          [...new Set(hashes)],
+        );
+    const pending = chunks.filter((_, i) => !kept.has(hashes[i]));
+    const fresh =
+      pending.length > 0 ? await provider.embedPassages(pending.map(({ content }) => content)) : [];
+    let next = 0;
+    const vectors = hashes.map((hash) => kept.get(hash) ?? fresh[next++]);
+    return { vectors, embedded: pending.length, reused: chunks.length - pending.length };
   }
 
   /**

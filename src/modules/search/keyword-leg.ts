@@ -21,6 +21,8 @@ interface TermsSnapshot {
   postings: Postings[];
   /** Distinct query terms no chunk holds: they count against the ceiling (`bm25Ceiling`). */
   absent: number;
+  /** `QueryTerm.removed`; none when the query has no terms. */
+  removed?: string;
 }
 
 /** A query term some chunk of the dataset holds. */
@@ -60,7 +62,7 @@ const WARM_MAX_TERMS = 1_000_000;
 
 /**
  * The keyword leg: exact Okapi BM25 (see `rankBm25`) over the dataset's postings, best first, of chunks
- * of ready documents that pass the filters, with their rows. Postings are kept in memory between
+ * of documents that pass the filters, with their rows. Postings are kept in memory between
  * queries (`PostingsCache`) at the version they were read at.
  */
 @Injectable()
@@ -75,9 +77,8 @@ export class KeywordLeg {
   /**
    * The dataset's statistics, the query terms' document frequencies and their postings always come
    * from one state of the dataset, so concurrent ingestion never mixes two (see `terms`). Postings exist
-   * only for chunks of ready documents (written in the transaction that makes a document ready, removed
-   * in the one that takes it out of that state), so without a filter the ranking is the answer; with
-   * one, the status and the filter are checked in the snapshot the ranking came from.
+   * only for searchable chunks (written with them, removed with them), so without a filter the ranking
+   * is the answer; with one, the filter is checked in the snapshot the ranking came from.
    *
    * Without a filter, only the best `shown` hits come with their rows: a hit of this leg alone ranked
    * below the results shown is never shown (as in `VectorLeg`), and the rows of those that can be are
@@ -105,6 +106,7 @@ export class KeywordLeg {
         ...hit,
         ceiling,
         terms: dfs.length,
+        removed: terms.removed,
         relevance: keywordRelevance(hit.score, ceiling, dfs.length),
       }));
     };
@@ -233,7 +235,13 @@ export class KeywordLeg {
     const held = terms.filter(({ version }) => version !== null) as HeldTerm[];
     const postings = held.length > 0 ? await this.postings(read, datasetSeq, held, inSnapshot) : [];
     return (
-      postings && { n: terms[0].n, total: terms[0].total, postings, absent: terms.length - postings.length }
+      postings && {
+        n: terms[0].n,
+        total: terms[0].total,
+        postings,
+        absent: terms.length - postings.length,
+        removed: terms[0].removed,
+      }
     );
   }
 
@@ -277,7 +285,7 @@ export class KeywordLeg {
   }
 
   /**
-   * The best-ranked chunks that belong to ready documents and pass the filters, at most `limit`, with
+   * The best-ranked chunks whose documents pass the filters, at most `limit`, with
    * their rows. One statement checks the ranked chunks in rank order and stops at the `limit`-th that
    * passes, so it reads the rows the answer needs and no more, in one round trip. Only when the
    * chunks ranked so far hold too few that pass does the leg rank deeper (`RANK_GROWTH` times) and

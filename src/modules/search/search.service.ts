@@ -31,6 +31,9 @@ import { hybridCandidates, SearchLegs } from 'src/modules/search/search-legs.js'
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 
+/** Runs of a search at most, while what it reads changes under it (`SearchService.search`). */
+const VERSION_ATTEMPTS = 3;
+
 export interface SearchOptions {
   limit: number;
   rerank: boolean;
@@ -202,7 +205,10 @@ export class SearchService {
 
   /**
    * One query of a prepared search (`prepare` checked it and started its embedding). Its statements
-   * are cancelled when `deadline` aborts.
+   * are cancelled when `deadline` aborts. Each leg ranks in a snapshot of its own, and rows are read
+   * in others: a document replaced meanwhile (`DocumentsService.replace`) could show chunks of both its
+   * versions, or of neither. Such an answer is thrown away and the search run again, up to
+   * `VERSION_ATTEMPTS` times (docs/search.md, Consistency).
    */
   private async search(
     prepared: PreparedSearch,
@@ -210,6 +216,24 @@ export class SearchService {
     options: SearchOptions,
     deadline?: AbortSignal,
   ): Promise<SearchResultDto[]> {
+    for (let attempt = 1; ; attempt++) {
+      const results = await this.searchOnce(prepared, query, options, deadline, attempt === VERSION_ATTEMPTS);
+      if (results) return results;
+    }
+  }
+
+  /**
+   * A search's answer, or null when what it read was not one state of the dataset's documents: its
+   * legs read different counts of chunks removed (`LegHit.removed`), or a chunk they ranked was gone
+   * when its row was read. The `last` attempt answers all the same, without the chunks gone.
+   */
+  private async searchOnce(
+    prepared: PreparedSearch,
+    query: string,
+    options: SearchOptions,
+    deadline: AbortSignal | undefined,
+    last: boolean,
+  ): Promise<SearchResultDto[] | null> {
     // A batch's later query, taken up after the deadline: nothing of it starts.
     deadline?.throwIfAborted();
     const { dataset, index } = prepared;
@@ -241,12 +265,20 @@ export class SearchService {
         vector: prepared.vectors.get(query),
       },
     );
+    const versions = new Set([...(semantic ?? []), ...(keyword ?? [])].map((hit) => hit.removed));
+    versions.delete(undefined);
+    if (versions.size > 1 && !last) return null;
     let ranked = fuse({ semantic, keyword }, fusion?.weights);
-    const read = (seqs: string[]) =>
-      this.chunkReads.chunks(this.reads.statements(deadline), dataset.seq, seqs);
+    let vanished = false;
+    const read = async (seqs: string[]) => {
+      const rows = await this.chunkReads.chunks(this.reads.statements(deadline), dataset.seq, seqs);
+      if (rows.size < seqs.length) vanished = true;
+      return rows;
+    };
 
     if (reranker) {
       const pool = await withRows(ranked, shown, read);
+      if (vanished && !last) return null;
       const probabilities = await reranker
         .score(
           query,
@@ -270,6 +302,7 @@ export class SearchService {
     const minScore = options.min_score ?? 0;
     const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
     const top = await withRows(kept, options.limit, read);
+    if (vanished && !last) return null;
     return top.map((entry) => toResult(entry, { explain: options.explain, fusion }));
   }
 

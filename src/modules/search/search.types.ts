@@ -30,6 +30,11 @@ export interface LegHit {
   ceiling?: number;
   /** The keyword leg's number of distinct query terms. */
   terms?: number;
+  /**
+   * The dataset's count of chunks ever removed from its index, in the snapshot the leg ranked in: legs
+   * that read different counts may hold two versions of a replaced document (`SearchService`).
+   */
+  removed?: string;
   row?: ChunkRow;
 }
 

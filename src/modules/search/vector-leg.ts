@@ -118,10 +118,11 @@ export class VectorLeg {
         condition: filter.fields > 0 ? documentCondition(filter) : null,
         exact,
       });
-      return rows.map(({ distance, ...row }) => ({
+      return rows.map(({ distance, removed, ...row }) => ({
         chunkSeq: row.seq,
         score: 1 - distance,
         relevance: calibrated(1 - distance, calibration),
+        removed,
         row,
       }));
     };

@@ -145,6 +145,24 @@ export class DocumentResponseDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Get-document only: when processing finished' })
   processed_at?: string;
 
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      'Get-document only, when ready and embedded: chunks of the last run the embedding model embedded (all of them for an ' +
+      'upload; after a replacement, those whose text changed)',
+    example: 3,
+  })
+  chunks_embedded?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      'Get-document only, when ready and embedded: chunks of the last run that kept the vector of an unchanged chunk of the ' +
+      'version it replaced',
+    example: 9,
+  })
+  chunks_reused?: number;
+
   @ApiPropertyOptional({ type: ProgressDto, description: 'While processing: the current stage' })
   progress?: ProgressDto;
 
@@ -188,6 +206,9 @@ export function toDocumentResponse(document: DocumentEntity): DocumentResponseDt
     ...toDocumentSummary(document),
     ...(document.processingTimeMs !== null ? { processing_time_ms: document.processingTimeMs } : {}),
     ...(document.processedAt ? { processed_at: document.processedAt.toISOString() } : {}),
+    ...(document.status === 'ready' && document.chunksEmbedded !== null
+      ? { chunks_embedded: document.chunksEmbedded, chunks_reused: document.chunksReused ?? 0 }
+      : {}),
     ...processingState(document),
   };
 }

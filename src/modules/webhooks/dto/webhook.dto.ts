@@ -291,7 +291,7 @@ export class WebhookEventPayloadDto {
       'document.uploaded: document_id, dataset_id, filename, size_bytes, status, metadata. document.processed: ' +
       'document_id, dataset_id, chunks_created, processing_time_ms, status, embedding_model. ' +
       'document.processing_failed: document_id, dataset_id, error {code, message, details}. document.deleted: ' +
-      'document_id, dataset_id, deleted_by. document.updated: document_id, dataset_id, changes {metadata}, updated_by. ' +
+      'document_id, dataset_id, deleted_by. document.updated: document_id, dataset_id, changes {metadata, content {filename, size_bytes, status}}, updated_by. ' +
       'dataset.created: dataset_id, name, description, is_public, created_by. ' +
       'dataset.updated: dataset_id, changes, updated_by. dataset.deleted: dataset_id, document_count, deleted_by.',
     example: {
