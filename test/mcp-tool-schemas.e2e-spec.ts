@@ -14,6 +14,7 @@ const TOOLS = [
   'fetch',
   'evaluate',
   'add_document',
+  'replace_document',
 ];
 
 /**
@@ -57,6 +58,8 @@ describe('MCP tool schemas', () => {
   let apiKey: string;
   let datasetId: string;
   let documentId: string;
+  /** The document replace_document replaces: not the one fetch reads, which must stay ready. */
+  let replacedId: string;
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMIT_API_KEY: '100000' });
@@ -66,6 +69,8 @@ describe('MCP tool schemas', () => {
       content: 'Press the reset button for ten seconds to restore the router.',
     });
     documentId = document.document_id;
+    replacedId = (await addDocument(t.http, key, datasetId, { content: 'Replaced, over and over.' }))
+      .document_id;
     apiKey = key.api_key;
   });
   afterAll(() => t.close());
@@ -96,7 +101,7 @@ describe('MCP tool schemas', () => {
       '%s takes what its schema declares valid, and refuses what it declares invalid',
       async (name) => {
         const schema = tools.get(name)!.inputSchema;
-        const known = { dataset_id: datasetId, id: documentId };
+        const known = { dataset_id: datasetId, id: documentId, document_id: replacedId };
         const accepts = validator.getValidator(schema);
         const mismatches: string[] = [];
         const check = async ({ name: what, input }: SchemaCase, valid: boolean) => {

@@ -162,7 +162,7 @@ describe('MCP endpoint', () => {
       expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
       expect(client.getInstructions()).toContain('list_datasets');
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual([...READ_TOOLS, 'add_document']);
+      expect(tools.map((tool) => tool.name)).toEqual([...READ_TOOLS, 'add_document', 'replace_document']);
       const search = tools.find((tool) => tool.name === 'search')!;
       expect(search.inputSchema.required).toEqual(['dataset_id', 'query']);
       expect(search.outputSchema?.properties).toHaveProperty('results');
@@ -367,6 +367,49 @@ describe('MCP endpoint', () => {
         await client.callTool({ name: 'search', arguments: { dataset_id: openData, query: 'lighthouse' } }),
       );
       expect(results[0].document_id).toBe(added.document_id);
+    });
+
+    it('replaces a document’s text in place, keeping its id and its metadata', async () => {
+      const added = structured<{ document_id: string }>(
+        await client.callTool({
+          name: 'add_document',
+          arguments: {
+            dataset_id: openData,
+            content: 'The ferry leaves at noon.',
+            metadata: { title: 'Ferry' },
+          },
+        }),
+      );
+      await waitForDocument(t.http, key, openData, added.document_id);
+      const replaced = structured<{ document_id: string; status: string; title: string }>(
+        await client.callTool({
+          name: 'replace_document',
+          arguments: {
+            dataset_id: openData,
+            document_id: added.document_id,
+            content: 'The ferry leaves at nine.',
+          },
+        }),
+      );
+      expect(replaced).toMatchObject({
+        document_id: added.document_id,
+        status: 'processing',
+        title: 'Ferry',
+      });
+      await waitForDocument(t.http, key, openData, added.document_id);
+      const search = async (query: string) =>
+        structured<{ results: Result[] }>(
+          await client.callTool({ name: 'search', arguments: { dataset_id: openData, query } }),
+        ).results.map((result) => result.document_id);
+      expect(await search('nine')).toEqual([added.document_id]);
+      expect(await search('noon')).toEqual([]);
+      const missing = toolError(
+        await client.callTool({
+          name: 'replace_document',
+          arguments: { dataset_id: openData, document_id: 'doc_nothere', content: 'x' },
+        }),
+      );
+      expect(missing.code).toBe('document_not_found');
     });
 
     it("reports the contract's errors as tool errors an agent can act on", async () => {

@@ -210,7 +210,7 @@ export class ChunkReadsRepository {
       : exact
         ? `AND ${rendered.sql}`
         : `AND EXISTS (SELECT FROM documents d
-                       WHERE d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
+           WHERE d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
     // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
     // use it; the score is the single-precision cosine all the same. relaxed_order, and half
     // precision, may return rows slightly out of order: they are ranked again by their distance.
@@ -224,19 +224,20 @@ export class ChunkReadsRepository {
     // subquery, whose rank condition becomes a one-time filter before its index lookup (pulled up
     // into a join, the condition would be checked after the lookup).
     const rows = await read<NearChunk & { metadata: ChunkRow['metadata'] | null; filename: string | null }>(
+      // Indented little: pg_stat_activity shows a statement's first 1,024 bytes, and the walk's ORDER BY
+      // must be among them (test/search.e2e-spec.ts looks for it there).
       `SELECT r.seq, r.id, r.content, r."documentId", r.ordinal, r.page, r."charStart", r."charEnd",
-              r.distance, m.metadata, m.filename,
-              (SELECT s.chunks_removed::text FROM dataset_index s WHERE s.dataset_seq = $1) AS removed
-         FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
-                 FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
-                         FROM chunks c ${join}
-                        WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
-                          AND EXISTS (SELECT FROM dataset_index s
-                                       WHERE s.dataset_seq = $1 AND s.embedding_model = $5)
-                        ORDER BY ${order}
-                        LIMIT $3) n) r
-         LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
-                             WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
+         r.distance, m.metadata, m.filename,
+         (SELECT s.chunks_removed::text FROM dataset_index s WHERE s.dataset_seq = $1) AS removed
+       FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
+         FROM (SELECT ${CHUNK_COLUMNS}, c.embedding <=> $2::vector AS distance
+           FROM chunks c ${join}
+           WHERE c.dataset_seq = $1 AND vector_dims(c.embedding) = ${dims} ${passing}
+             AND EXISTS (SELECT FROM dataset_index s WHERE s.dataset_seq = $1 AND s.embedding_model = $5)
+           ORDER BY ${order}
+           LIMIT $3) n) r
+       LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
+         WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
       [
         datasetSeq,
         vectorParam(vector),

@@ -11,18 +11,20 @@ const DATASET_ID = 'ds_AbCdEfGhIjKlMnOpQrStUv';
 const DOCUMENT_ID = 'doc_AbCdEfGhIjKlMnOpQrStUv';
 const TEXT = 'ab😀cdefgh';
 
-function documentIn(status: DocumentStatus): DocumentEntity {
+/** A document in `status`, with chunks in the index when `indexed` (ready, or a version replacing them). */
+function documentIn(status: DocumentStatus, indexed = status === 'ready'): DocumentEntity {
   return {
     id: DOCUMENT_ID,
     datasetId: DATASET_ID,
     status,
+    chunksCreated: indexed ? 3 : null,
     error: status === 'failed' ? { code: 'invalid_pdf', message: 'Encrypted', details: {} } : null,
   } as DocumentEntity;
 }
 
 /** The service over a document in `status` whose text is `TEXT`, with only what it may call mocked. */
-function serviceFor(status: DocumentStatus, passages: Partial<PassagesRepository> = {}) {
-  const documents = strictMock<DocumentsService>({ get: () => Promise.resolve(documentIn(status)) });
+function serviceFor(status: DocumentStatus, passages: Partial<PassagesRepository> = {}, indexed?: boolean) {
+  const documents = strictMock<DocumentsService>({ get: () => Promise.resolve(documentIn(status, indexed)) });
   const rows = strictMock<DocumentsRepository>({ findSource: () => Promise.resolve(Buffer.from('bytes')) });
   return new DocumentContentService(documents, rows, strictMock<PassagesRepository>(passages, 'passages'));
 }
@@ -69,6 +71,13 @@ describe('DocumentContentService', () => {
       'validation_error',
       expect.objectContaining({ field: 'offset' }),
     ]);
+  });
+
+  it('reads the version searched while a replacement processes, and after it failed', async () => {
+    for (const status of ['processing', 'failed'] as const) {
+      const service = serviceFor(status, textPassages, true);
+      expect((await service.text(ANONYMOUS, DATASET_ID, DOCUMENT_ID, 0, 100)).text).toBe(TEXT);
+    }
   });
 
   it('answers 409 document_processing and document_failed before reading any chunk', async () => {

@@ -94,7 +94,7 @@ describe('IngestionService.process', () => {
         chunks: [
           expect.objectContaining({ content: 'Hello world.', page: 1, context: 'Greetings\nGreetings' }),
         ],
-        embeddings: { name: 'm', dimensions: 2, vectors: [[1, 0]] },
+        embeddings: { name: 'm', dimensions: 2, vectors: [[1, 0]], embedded: 1, reused: 0 },
       },
     ]);
   });

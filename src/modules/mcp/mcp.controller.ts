@@ -41,7 +41,7 @@ const DESCRIPTION =
   'Streamable HTTP transport of the Model Context Protocol (2025-06-18 and 2025-11-25), stateless: no Mcp-Session-Id, ' +
   'one JSON-RPC message per POST, answered as JSON (or as server-sent events when a tool call asks for progress). ' +
   'Send `Accept: application/json, text/event-stream`. Tools: search, batch_search, list_datasets, list_documents, ' +
-  'fetch, evaluate, add_document. See docs/mcp.md.';
+  'fetch, evaluate, add_document, replace_document. See docs/mcp.md.';
 
 /**
  * The MCP endpoints: `/v1/mcp` for every dataset the caller can see, and `/v1/mcp/datasets/{id}` for

@@ -40,6 +40,16 @@ export class ListDocumentsToolDto extends IntersectionType(ToolDatasetDto, ListD
 
 export class AddDocumentToolDto extends IntersectionType(ToolDatasetDto, UploadTextDocumentDto) {}
 
+class ToolDocumentIdDto {
+  @ApiProperty({ description: 'The document (doc_...), as add_document or list_documents gives it' })
+  @IsString({ message: 'must be a string' })
+  @IsDefined({ message: 'is required' })
+  document_id!: string;
+}
+
+/** `replace_document`: add_document's arguments, and the document they replace. */
+export class ReplaceDocumentToolDto extends IntersectionType(AddDocumentToolDto, ToolDocumentIdDto) {}
+
 export class FetchToolDto {
   @ApiProperty({ minLength: 1, description: 'A document id (doc_...) or a search result id (chk_...)' })
   @MinLength(1, { message: 'must not be empty' })

@@ -5,6 +5,7 @@ import { evaluateTool } from 'src/modules/mcp/tools/evaluate.tool.js';
 import { fetchTool } from 'src/modules/mcp/tools/fetch.tool.js';
 import { listDatasetsTool } from 'src/modules/mcp/tools/list-datasets.tool.js';
 import { listDocumentsTool } from 'src/modules/mcp/tools/list-documents.tool.js';
+import { replaceDocumentTool } from 'src/modules/mcp/tools/replace-document.tool.js';
 import { searchTool } from 'src/modules/mcp/tools/search.tool.js';
 import type { ToolDefinition } from 'src/modules/mcp/tools/tool.js';
 
@@ -17,6 +18,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   fetchTool,
   evaluateTool,
   addDocumentTool,
+  replaceDocumentTool,
 ];
 
 /** A map: a tool's name is the caller's string, and `constructor` must not find Object's. */
