@@ -58,7 +58,7 @@ async function call(method, path, body) {
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
+  return response.status === 204 ? null : response.json();
 }
 
 async function ready(datasetId, documentId) {
