@@ -118,12 +118,14 @@ function normaliser(hits: LegHit[]): (score: number | undefined) => number {
  * documents' metadata and file names, in order. Each leg brings the rows of the hits that can be shown (see
  * `SearchService.search`); a chunk that both legs ranked below them can still come first in the
  * fusion, and its row is read here with `read`, as is that of a chunk whose row its leg found
- * deleted. A chunk deleted since it was ranked is left out, and the next entries take its place.
+ * deleted. A chunk deleted since it was ranked is left out, and the next entries take its place, as
+ * do those whose row `accept` turns down (called in order, once per entry with a row).
  */
 export async function withRows<T extends Fused>(
   ranked: T[],
   count: number,
   read: (chunkSeqs: string[]) => Promise<Map<string, ChunkRow>>,
+  accept?: (row: ChunkRow) => boolean,
 ): Promise<(T & { row: CompleteRow })[]> {
   const complete: (T & { row: CompleteRow })[] = [];
   for (let next = 0; complete.length < count && next < ranked.length;) {
@@ -134,7 +136,7 @@ export async function withRows<T extends Fused>(
       missing.length > 0 ? await read(missing.map((entry) => entry.chunkSeq)) : new Map<string, ChunkRow>();
     for (const entry of round) {
       const row = entry.row?.metadata === undefined ? reread.get(entry.chunkSeq) : entry.row;
-      if (row) {
+      if (row && (!accept || accept(row))) {
         complete.push({
           ...entry,
           row: { ...row, metadata: row.metadata ?? {}, filename: row.filename ?? null },

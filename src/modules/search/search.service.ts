@@ -6,6 +6,7 @@ import { RERANK_CONFIG, type RerankConfig } from 'src/modules/search/rerank/rera
 import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import type { Principal } from 'src/modules/auth/auth.types.js';
 import {
+  type ChunkRow,
   ChunkReadsRepository,
   type PassingDocuments,
 } from 'src/modules/chunk-index/chunk-reads.repository.js';
@@ -44,6 +45,8 @@ export interface SearchOptions {
   min_score?: number;
   /** How much each leg counts in hybrid mode; the dataset's own when left out. */
   weights?: { keyword?: number; semantic?: number };
+  /** At most this many results of one document, its best (none by default). */
+  max_per_document?: number;
 }
 
 /**
@@ -240,8 +243,12 @@ export class SearchService {
     const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(index);
     const useKeyword = options.mode !== 'semantic';
     const reranker = options.rerank ? this.reranking.current() : null;
-    // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more.
-    const candidates = useSemantic && useKeyword ? hybridCandidates(options.limit) : options.limit;
+    // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more,
+    // or results are bounded per document, which takes as many candidates as a hybrid search.
+    const perDocument = options.max_per_document;
+    const grouped = perDocument !== undefined && perDocument < options.limit;
+    const candidates =
+      (useSemantic && useKeyword) || grouped ? hybridCandidates(options.limit) : options.limit;
     const depth = reranker ? Math.max(candidates, this.rerank.candidates) : candidates;
     // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
     // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
@@ -301,7 +308,12 @@ export class SearchService {
     // Scores never rise down the list (see `fuse`), so the results kept are a prefix of it.
     const minScore = options.min_score ?? 0;
     const kept = minScore > 0 ? ranked.filter((entry) => round(entry.score) >= minScore) : ranked;
-    const top = await withRows(kept, options.limit, read);
+    const top = await withRows(
+      kept,
+      options.limit,
+      read,
+      grouped ? atMostPerDocument(perDocument) : undefined,
+    );
     if (vanished && !last) return null;
     return top.map((entry) => toResult(entry, { explain: options.explain, fusion }));
   }
@@ -326,6 +338,17 @@ export class SearchService {
     }
     return null;
   }
+}
+
+/** Accepts the rows of each document until it has had `most` of them (`withRows`). */
+function atMostPerDocument(most: number): (row: ChunkRow) => boolean {
+  const counts = new Map<string, number>();
+  return (row) => {
+    const count = counts.get(row.documentId) ?? 0;
+    if (count >= most) return false;
+    counts.set(row.documentId, count + 1);
+    return true;
+  };
 }
 
 /**

@@ -143,6 +143,21 @@ class SearchOptionsDto {
   min_score: number = 0;
 
   @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: SEARCH_LIMITS.results.max,
+    example: 1,
+    description:
+      'Extension: at most this many results of one document, its best, so that a long document does not fill the ' +
+      'results; 1 gives the best passage of each document. Left out: no bound',
+  })
+  @Max(SEARCH_LIMITS.results.max, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
+  @Min(1, { message: `must be from 1 to ${SEARCH_LIMITS.results.max}` })
+  @IsInt({ message: 'must be an integer' })
+  @ValidateIf((_, value) => value !== undefined)
+  max_per_document?: number;
+
+  @ApiPropertyOptional({
     type: FusionWeightsDto,
     description:
       'Extension: how much each leg counts in hybrid mode, such as `{"keyword": 0.7, "semantic": 0.3}`; two ' +
