@@ -2,10 +2,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * A document replaced in place (PUT) keeps its previous version's chunks searchable until the new one is
- * indexed, so a document's chunks no longer follow its status:
+ * indexed, whatever its status meanwhile:
  * - `chunks_created` is the number of chunks the document has in the index, null while it has none (a
- *   first run, a reprocess, which removes them at once); before this migration chunks existed only
- *   while a document was ready;
+ *   first run, a reprocess, which removes them at once); set to null here where the status says the
+ *   document has none, which is every status but `ready` for rows written before replacements;
  * - `chunks_embedded` and `chunks_reused` say how many of the last run's chunks the model embedded and
  *   how many kept the vector of an unchanged chunk of the version they replaced;
  * - `dataset_index.chunks_removed` counts the chunks ever removed from the dataset's index: two legs

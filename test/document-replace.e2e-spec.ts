@@ -274,6 +274,42 @@ describe('PUT of a document: a new version in place', () => {
     expect(processed).toHaveLength(2); // the upload's and the last version's
   });
 
+  it('indexes replacements beside uploads of the same words, every statistic exact after', async () => {
+    const dataset = await createDataset(t.http, key);
+    const words = (i: number) => paragraphs(3, (p) => `common shared word${(i + p) % 4}`);
+    const originals = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => create({ content: join(words(i)) }, dataset)),
+    );
+    // Replacements and uploads at once, all holding the same few terms.
+    const replaced = originals.map((document, i) =>
+      t.http
+        .put(path(document.document_id, dataset))
+        .set(bearer(key))
+        .send({ content: join(words(i + 1)) })
+        .expect(200),
+    );
+    const uploads = Array.from({ length: 6 }, (_, i) =>
+      t.http
+        .post(`/v1/datasets/${dataset}/documents`)
+        .set(bearer(key))
+        .send({ content: join(words(i + 2)) })
+        .expect(201),
+    );
+    const answered = await Promise.all([...replaced, ...uploads]);
+    for (const { body } of answered) {
+      expect((await waitForDocument(t.http, key, dataset, body.document_id as string)).status).toBe('ready');
+    }
+    const { rows } = await t.sql.query<{ wrong: number; n: number; total: number }>(
+      `SELECT (SELECT count(*)::int FROM term_stats t
+                WHERE t.dataset_seq = d.seq
+                  AND t.df <> (SELECT count(*) FROM chunk_terms p WHERE p.dataset_seq = d.seq AND p.term = t.term)) AS wrong,
+              i.chunk_count::int AS n, (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = d.seq) AS total
+         FROM datasets d JOIN dataset_index i ON i.dataset_seq = d.seq WHERE d.id = $1`,
+      [dataset],
+    );
+    expect(rows).toEqual([{ wrong: 0, n: 36, total: 36 }]);
+  });
+
   it('never answers a search with chunks of two versions, or of neither, while versions switch', async () => {
     const dataset = await createDataset(t.http, key);
     const text = (version: number) => join(paragraphs(6, (i) => `tern${version}x${i}`));

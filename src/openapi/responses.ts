@@ -127,7 +127,7 @@ function addSuccessHeaders(operation: Operation, rateLimited: boolean): void {
     response.headers = {
       ...response.headers,
       ...headersOf(status, rateLimited),
-      ...(idempotent && status === '201' ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
+      ...(idempotent && status.startsWith('2') ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {}),
     };
   }
 }

@@ -27,7 +27,8 @@ const QUERY = at(0);
  * dataset `main` (3 dimensions, MODEL), 5 chunks of total length 20:
  * - document A, ready, {category: guide, year: 2020}: a0 (length 4, at 0.1), a1 (5, at 0.4)
  * - document B, ready, {category: note, year: 2021, tags: [biology]}: b0 (4, at 0.2), b1 (4, at 0.5)
- * - document C, processing, {category: guide, year: 2022}: c0 (3, no vector)
+ * - document C, processing a replacement, {category: guide, year: 2022}: c0 (3, no vector), of the
+ *   version it replaces, which stays searchable
  * dataset `other` (3 dimensions, MODEL): e0 (4, at 0, nearer the query than any chunk of `main`)
  * dataset `wide` (4 dimensions): f0 (2)
  */
@@ -98,7 +99,7 @@ describe('Search reads', () => {
     documents.B = await write(main, ['b0', 'b1'], [at(0.2), at(0.5)], metadata.B);
     documents.C = await write(main, ['c0'], null, metadata.C);
     await db.sql.query(`UPDATE documents SET filename = $2 WHERE id = $1`, [documents.B, filenames.B]);
-    // A document still processing with chunks: the state a search must never show.
+    // A document processing a new version, with the chunks of the one it replaces: searched as any.
     await db.sql.query(`UPDATE documents SET status = 'processing' WHERE id = $1`, [documents.C]);
     await write(other, ['e0'], [at(0)]);
     await write(wide, ['f0'], [[1, 0, 0, 0]]);
@@ -155,17 +156,17 @@ describe('Search reads', () => {
     it("gives the query's terms, stemmed, in term order, with their versions (null where the dataset holds none) and the dataset's N and total length", async () => {
       const read = reads.statements();
       expect(await postings.queryTerms(read, main.seq, 'english', 'How do cells make energy?')).toEqual([
-        { term: 'cell', version: await versionOf(main, 'cell'), n: 5, total: 20 },
-        { term: 'energi', version: await versionOf(main, 'energi'), n: 5, total: 20 },
-        { term: 'make', version: null, n: 5, total: 20 },
+        { term: 'cell', version: await versionOf(main, 'cell'), n: 5, total: 20, removed: '0' },
+        { term: 'energi', version: await versionOf(main, 'energi'), n: 5, total: 20, removed: '0' },
+        { term: 'make', version: null, n: 5, total: 20, removed: '0' },
       ]);
       expect(await postings.queryTerms(read, other.seq, 'english', 'cell membrane')).toEqual([
-        { term: 'cell', version: await versionOf(other, 'cell'), n: 1, total: 4 },
-        { term: 'membran', version: null, n: 1, total: 4 },
+        { term: 'cell', version: await versionOf(other, 'cell'), n: 1, total: 4, removed: '0' },
+        { term: 'membran', version: null, n: 1, total: 4, removed: '0' },
       ]);
       expect(await postings.queryTerms(read, main.seq, 'english', 'quantum entanglement')).toEqual([
-        { term: 'entangl', version: null, n: 5, total: 20 },
-        { term: 'quantum', version: null, n: 5, total: 20 },
+        { term: 'entangl', version: null, n: 5, total: 20, removed: '0' },
+        { term: 'quantum', version: null, n: 5, total: 20, removed: '0' },
       ]);
       expect(await postings.queryTerms(read, main.seq, 'english', 'the and of')).toEqual([]);
     });
@@ -247,7 +248,7 @@ describe('Search reads', () => {
         async () => {
           const read = reads.statements();
           expect(await postings.queryTerms(read, main.seq, 'english', 'zombies')).toEqual([
-            { term: 'zombi', version: null, n: 5, total: 20 },
+            { term: 'zombi', version: null, n: 5, total: 20, removed: '0' },
           ]);
           const terms = (await postings.mostFrequentTerms(read, 100)).map(({ term }) => term);
           expect(terms).toHaveLength(20);
@@ -275,40 +276,42 @@ describe('Search reads', () => {
   });
 
   describe('ChunkReadsRepository.passing', () => {
-    /** b1, c0, a0, b0, a1: c0's document is not ready. */
+    /** b1, c0, a0, b0, a1: c0's document is processing a replacement, its chunks searchable. */
     const ranked = () => ['b1', 'c0', 'a0', 'b0', 'a1'].map(seq);
     const passing = (limit: number, filters?: unknown) =>
       repository.passing(reads.statements(), ranked(), limit, where(filters));
     const names = (rows: { seq: string; rank: number }[]) =>
       rows.map(({ seq: s, rank }) => [Object.keys(chunks).find((name) => chunks[name].seq === s), rank]);
 
-    it('gives the chunks of ready documents in rank order, each with its place in the list and its row', async () => {
+    it("gives the chunks in rank order, whatever their document's status, each with its place in the list and its row", async () => {
       const rows = await passing(10);
       expect(names(rows)).toEqual([
         ['b1', 1],
+        ['c0', 2],
         ['a0', 3],
         ['b0', 4],
         ['a1', 5],
       ]);
-      expect(rows[1]).toEqual({ ...fullRow('a0', 'A'), rank: 3 });
+      expect(rows[2]).toEqual({ ...fullRow('a0', 'A'), rank: 3 });
       expect(rows[0]).toEqual({ ...fullRow('b1', 'B'), rank: 1 });
     });
 
     it('stops at the limit', async () => {
       expect(names(await passing(2))).toEqual([
         ['b1', 1],
-        ['a0', 3],
+        ['c0', 2],
       ]);
     });
 
     it('gives only the chunks whose document passes the filter', async () => {
       expect(names(await passing(10, { category: 'guide' }))).toEqual([
+        ['c0', 2],
         ['a0', 3],
         ['a1', 5],
       ]);
-      // c0's document (2022) passes, but is not ready.
       expect(names(await passing(10, { year: { $gte: 2021 } }))).toEqual([
         ['b1', 1],
+        ['c0', 2],
         ['b0', 4],
       ]);
       expect(names(await passing(10, { tags: 'biology', year: { $lt: 2021 } }))).toEqual([]);
@@ -362,10 +365,10 @@ describe('Search reads', () => {
       async (_how, exact) => {
         const { hits, plans } = await nearestWithPlans({ exact });
         expect(hits).toEqual([
-          { ...fullRow('a0', 'A'), distance: expect.any(Number) },
-          { ...fullRow('b0', 'B'), distance: expect.any(Number) },
-          { ...row('a1', 'A'), distance: expect.any(Number) },
-          { ...row('b1', 'B'), distance: expect.any(Number) },
+          { ...fullRow('a0', 'A'), distance: expect.any(Number), removed: '0' },
+          { ...fullRow('b0', 'B'), distance: expect.any(Number), removed: '0' },
+          { ...row('a1', 'A'), distance: expect.any(Number), removed: '0' },
+          { ...row('b1', 'B'), distance: expect.any(Number), removed: '0' },
         ]);
         [0.1, 0.2, 0.4, 0.5].forEach((angle, i) =>
           expect(hits[i].distance).toBeCloseTo(1 - Math.cos(angle), 5),
@@ -427,7 +430,7 @@ describe('Search reads', () => {
         // index scan), never joined: a join would sort what a whole walk found.
         const plan = filtered.plans[0];
         expect(plan.includes('chunks_embedding_3_idx')).toBe(!exact);
-        expect(plan.includes('"Subplan Name":"SubPlan 1"')).toBe(!exact);
+        expect(/"Subplan Name":"SubPlan \d+"/.test(plan)).toBe(!exact);
         expect(plan.includes('"Join Type":"Inner"')).toBe(exact);
       },
     );
@@ -465,12 +468,12 @@ describe('Search reads', () => {
   });
 
   describe('ChunkReadsRepository.passingDocuments', () => {
-    it("counts the dataset's ready documents passing the filter, and their chunks", async () => {
+    it("counts the dataset's documents with chunks passing the filter, and their chunks", async () => {
       const passing = (filters: object) =>
         repository.passingDocuments(reads.statements(), main.id, where(filters));
-      // C is a guide too, but still processing.
-      expect(await passing({ category: 'guide' })).toEqual({ documents: 1, chunks: 2 });
-      expect(await passing({ year: { $gte: 2021 } })).toEqual({ documents: 1, chunks: 2 });
+      // C, processing a replacement, counts with the chunks of the version searched.
+      expect(await passing({ category: 'guide' })).toEqual({ documents: 2, chunks: 3 });
+      expect(await passing({ year: { $gte: 2021 } })).toEqual({ documents: 2, chunks: 3 });
       expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] })).toEqual({
         documents: 2,
         chunks: 4,
@@ -486,12 +489,11 @@ describe('Search reads', () => {
   });
 
   describe('ChunkReadsRepository.passingChunks', () => {
-    it("gives the chunks of the dataset's ready documents passing the filter, up to a bound", async () => {
+    it("gives the chunks of the dataset's documents passing the filter, up to a bound", async () => {
       const passing = (filters: object, max = 10) =>
         repository.passingChunks(reads.statements(), main.id, where(filters), max);
       const seqs = (...names: string[]) => new Set(names.map((name) => Number(chunks[name].seq)));
-      // c0's document is a guide too, but still processing.
-      expect(await passing({ category: 'guide' })).toEqual(seqs('a0', 'a1'));
+      expect(await passing({ category: 'guide' })).toEqual(seqs('a0', 'a1', 'c0'));
       expect(await passing({ $or: [{ tags: 'biology' }, { year: 2020 }] })).toEqual(
         seqs('a0', 'a1', 'b0', 'b1'),
       );

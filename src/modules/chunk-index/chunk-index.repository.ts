@@ -351,10 +351,14 @@ export class ChunkIndexRepository {
   }
 }
 
-/** Thrown by `replaceChunks` under the shared chunk lock for vectors that would decide the dataset's model. */
+/**
+ * Thrown under the shared chunk lock before anything is written, for what is written under the
+ * exclusive one: vectors that would decide the dataset's model (`replaceChunks`), a run replacing a
+ * version with chunks (`IngestionRepository`).
+ */
 export class ExclusiveLockNeeded extends Error {
   constructor() {
-    super('the first vectors of a dataset decide its model: they are written under the exclusive chunk lock');
+    super('written under the exclusive chunk lock: the first vectors of a dataset, or a version replaced');
   }
 }
 

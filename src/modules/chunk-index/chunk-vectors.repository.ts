@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { toSql } from 'pgvector';
@@ -22,6 +23,9 @@ export interface Generation {
   embedded: number;
 }
 
+/** Chunks of the version replaced whose vectors are read a statement (`reusableVectors`). */
+const REUSE_WINDOW = 1_000;
+
 function sameModel(found: { model: string | null; dimensions: number | null }, model: VectorModel): boolean {
   return found.model === model.name && found.dimensions === model.dimensions;
 }
@@ -43,24 +47,32 @@ export class ChunkVectorsRepository {
    * (hex), for the contents among `hashes`: what a new version of the document reuses for its
    * unchanged chunks (a passage's vector depends on its content alone). They come from the generation
    * that takes `model`'s vectors, the one being built first, as indexing chooses (`replaceChunks`).
+   * Read `REUSE_WINDOW` chunks a statement, by their place in the document (`chunks` of them), with a
+   * turn of the event loop between: a document's vectors parsed at once would hold the thread.
    */
   async reusableVectors(
     documentId: string,
+    chunks: number,
     model: VectorModel,
     hashes: string[],
   ): Promise<Map<string, number[]>> {
-    if (hashes.length === 0) return new Map();
-    const rows = await this.db.query<{ hash: string; vector: string }[]>(
-      `SELECT DISTINCT ON (v.hash) v.hash, v.vector
-         FROM (SELECT encode(sha256(convert_to(c.content, 'UTF8')), 'hex') AS hash,
-                      (CASE WHEN s.next_embedding_model = $2 AND s.next_embedding_dimensions = $3 THEN c.next_embedding
-                            WHEN s.embedding_model = $2 AND s.embedding_dimensions = $3 THEN c.embedding END)::text AS vector
-                 FROM chunks c JOIN dataset_index s ON s.dataset_seq = c.dataset_seq
-                WHERE c.document_id = $1) v
-        WHERE v.vector IS NOT NULL AND v.hash = ANY($4::text[])`,
-      [documentId, model.name, model.dimensions, hashes],
-    );
-    return new Map(rows.map(({ hash, vector }) => [hash, JSON.parse(vector) as number[]]));
+    const found = new Map<string, number[]>();
+    if (hashes.length === 0) return found;
+    for (let first = 0; first < chunks; first += REUSE_WINDOW) {
+      if (first > 0) await setImmediate();
+      const rows = await this.db.query<{ hash: string; vector: string }[]>(
+        `SELECT DISTINCT ON (v.hash) v.hash, v.vector
+           FROM (SELECT encode(sha256(convert_to(c.content, 'UTF8')), 'hex') AS hash,
+                        (CASE WHEN s.next_embedding_model = $2 AND s.next_embedding_dimensions = $3 THEN c.next_embedding
+                              WHEN s.embedding_model = $2 AND s.embedding_dimensions = $3 THEN c.embedding END)::text AS vector
+                   FROM chunks c JOIN dataset_index s ON s.dataset_seq = c.dataset_seq
+                  WHERE c.document_id = $1 AND c.ordinal >= $5 AND c.ordinal < $5 + $6) v
+          WHERE v.vector IS NOT NULL AND v.hash = ANY($4::text[])`,
+        [documentId, model.name, model.dimensions, hashes, first, REUSE_WINDOW],
+      );
+      for (const { hash, vector } of rows) found.set(hash, JSON.parse(vector) as number[]);
+    }
+    return found;
   }
 
   /** Chunks of a dataset that have no vector yet, in key order, after `afterSeq`. */

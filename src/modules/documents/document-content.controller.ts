@@ -40,7 +40,8 @@ export class DocumentContentController {
     description:
       `Up to \`limit\` characters (default ${TEXT_PAGE.default}, at most ${TEXT_PAGE.max}) from \`offset\`; ` +
       'pass `next_offset` as `offset` until it is null. Offsets are those of the chunks (`char_start`, ' +
-      '`char_end`) and of `pages`, so a chunk or a page can be read in place. A ready document only.',
+      '`char_end`) and of `pages`, so a chunk or a page can be read in place. The version searched: of a ready document, ' +
+      'or the previous version while a replacement processes or after it failed.',
   })
   @ApiOkResponse({ type: DocumentTextResponseDto })
   @ApiErrors([400, 401, 403, 404, 409, 429], { 400: ['validation_error'], ...NOT_READY })
@@ -68,7 +69,8 @@ export class DocumentContentController {
     summary: "List a document's chunks in order",
     description:
       'The chunks search returns, in their order in the document (`chunk_index`), with their offsets in its text. ' +
-      'Paged as every list is, by `limit` and `offset` (the `chunk_index` to start from). A ready document only.',
+      'Paged as every list is, by `limit` and `offset` (the `chunk_index` to start from). The version searched, as for ' +
+      'the text.',
   })
   @ApiOkResponse({ type: DocumentChunkListResponseDto })
   @ApiErrors([400, 401, 403, 404, 409, 429], { 400: ['validation_error'], ...NOT_READY })

@@ -92,7 +92,7 @@ export const DocumentErrors = {
     new AppError(409, 'document_processing', `Document "${documentId}" is still being processed`, {
       document_id: documentId,
     }),
-  /** A read of a document's text or chunks, which only a `ready` document has. */
+  /** A read of the text or chunks of a failed document without chunks in the index. */
   failed: (documentId: string, error: { code: string; message: string } | null) =>
     new AppError(
       409,

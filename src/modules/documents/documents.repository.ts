@@ -282,12 +282,13 @@ export class DocumentsRepository {
 
   /**
    * Locks the runs' documents until the transaction ends, in the order of their ids (so that two
-   * transactions locking several never deadlock); the runs still current, that is not deleted or
-   * restarted meanwhile.
+   * transactions locking several never deadlock); the runs still current, that is not deleted,
+   * restarted or replaced meanwhile, each with whether its document has chunks in the index (a
+   * version it replaces).
    */
-  async lockRuns(tx: Tx, runs: Run[]): Promise<Run[]> {
-    return tx.query<Run[]>(
-      `SELECT d.id AS "documentId", d.generation
+  async lockRuns(tx: Tx, runs: Run[]): Promise<(Run & { hasChunks: boolean })[]> {
+    return tx.query<(Run & { hasChunks: boolean })[]>(
+      `SELECT d.id AS "documentId", d.generation, d.chunks_created IS NOT NULL AS "hasChunks"
          FROM documents d JOIN unnest($1::text[], $2::int[]) AS r(id, generation)
               ON d.id = r.id AND d.generation = r.generation
         WHERE d.status = 'processing'

@@ -40,8 +40,9 @@ export class IngestionRepository {
    * Writes runs' chunks, vectors and BM25 postings and marks their documents ready, all in one
    * transaction. The dataset's chunk lock is taken first, shared (`ChunkIndexRepository.lockDataset`:
    * the order every writer of a dataset's chunks follows, so they cannot deadlock; exclusive when the
-   * runs' vectors are the dataset's first, which decide its model), then the documents' rows: a
-   * run whose document was deleted or restarted meanwhile writes nothing. The dataset row itself is
+   * runs' vectors are the dataset's first, which decide its model, or when a run replaces a version
+   * with chunks), then the documents' rows: a run whose document was deleted, restarted or replaced
+   * meanwhile writes nothing. The dataset row itself is
    * written last, so that uploads into the dataset do not wait for the chunks. Chunks of an earlier run
    * are replaced. Returns each run's processing time (see `DocumentsRepository.markReady`), or null
    * when it was no longer current.
@@ -50,7 +51,7 @@ export class IngestionRepository {
     try {
       return await this.write(datasetId, runs, { shared: true });
     } catch (error) {
-      // The dataset's first vectors: written again, under the exclusive lock.
+      // The dataset's first vectors, or a version replaced: written again, under the exclusive lock.
       if (!(error instanceof ExclusiveLockNeeded)) throw error;
       return this.write(datasetId, runs, { shared: false });
     }
@@ -64,14 +65,15 @@ export class IngestionRepository {
       await this.chunkIndex.lockDataset(tx, datasetId, lock);
       const dataset = await this.datasets.indexTarget(tx, datasetId);
       if (!dataset) return runs.map(() => null);
-      const current = new Set(
-        (
-          await this.documents.lockRuns(
-            tx,
-            runs.map(({ run }) => run),
-          )
-        ).map((run) => run.documentId),
+      const locked = await this.documents.lockRuns(
+        tx,
+        runs.map(({ run }) => run),
       );
+      // Replacing a version deletes its chunks, locking their terms in a pass of its own before the
+      // new terms' pass: under the shared lock, two such writers could take shared terms in crossed
+      // orders and deadlock. Replacements are written under the exclusive lock.
+      if (lock.shared && locked.some((run) => run.hasChunks)) throw new ExclusiveLockNeeded();
+      const current = new Set(locked.map((run) => run.documentId));
       const live = runs.filter(({ run }) => current.has(run.documentId));
       if (live.length === 0) return runs.map(() => null);
       const models = await this.chunkIndex.replaceChunks(

@@ -126,6 +126,7 @@ export class IngestionService {
       ? new Map<string, number[]>()
       : await this.chunkVectors.reusableVectors(
           document.id,
+          document.chunksCreated,
           { name: provider.model, dimensions: provider.dimensions },
           [...new Set(hashes)],
         );

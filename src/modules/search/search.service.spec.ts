@@ -116,6 +116,57 @@ describe('SearchService', () => {
     expect(signals[0]!.aborted).toBe(false);
   });
 
+  it('runs a search again when its legs read different versions, up to three times, then answers', async () => {
+    // The legs' counts of removed chunks disagree on the first attempt, agree on the second.
+    const removed = [
+      ['1', '2'],
+      ['2', '2'],
+    ];
+    let attempt = 0;
+    const semantic = jest.fn(() =>
+      Promise.resolve([
+        { chunkSeq: '1', score: 1, relevance: 1, removed: removed[attempt][0], row: row('1') },
+      ]),
+    );
+    const keyword = jest.fn(() =>
+      Promise.resolve([
+        { chunkSeq: '2', score: 3, relevance: 1, removed: removed[attempt++][1], row: row('2') },
+      ]),
+    );
+    const { search } = setUp({ legs: { semantic, keyword } });
+    const results = await search.query(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', query: 'energy' });
+    expect(semantic).toHaveBeenCalledTimes(2);
+    expect(results.map((result) => result.chunk_id).sort()).toEqual(['chk_1', 'chk_2']);
+
+    // Disagreeing every time: the third attempt answers all the same.
+    const always = setUp({
+      legs: {
+        semantic: jest.fn(() =>
+          Promise.resolve([{ chunkSeq: '1', score: 1, relevance: 1, removed: '1', row: row('1') }]),
+        ),
+        keyword: jest.fn(() =>
+          Promise.resolve([{ chunkSeq: '2', score: 3, relevance: 1, removed: '2', row: row('2') }]),
+        ),
+      },
+    });
+    expect(
+      await always.search.query(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', query: 'energy' }),
+    ).toHaveLength(2);
+  });
+
+  it('runs a search again when a chunk it ranked is gone when its row is read', async () => {
+    // Ranked without its row by the keyword leg: read after the fusion, found on the second attempt.
+    const chunks = jest
+      .fn<ChunkReadsRepository['chunks']>()
+      .mockResolvedValueOnce(new Map())
+      .mockResolvedValue(new Map([['7', row('7')]]));
+    const keyword = jest.fn(() => Promise.resolve([{ chunkSeq: '7', score: 1, relevance: 1, removed: '0' }]));
+    const { search } = setUp({ legs: { semantic: () => Promise.resolve([]), keyword, chunks } });
+    const results = await search.query(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', query: 'energy' });
+    expect(keyword).toHaveBeenCalledTimes(2);
+    expect(results.map((result) => result.chunk_id)).toEqual(['chk_7']);
+  });
+
   it('embeds a batch’s distinct queries in one call where the provider takes several', async () => {
     const semantic = jest.fn((_dataset: unknown, vector: Promise<number[]>) =>
       vector.then((v): LegHit[] => [

@@ -28,7 +28,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'datasets:read': 'See your datasets',
   'datasets:write': 'Create, change and delete datasets',
   'documents:read': 'Read the documents in your datasets',
-  'documents:write': 'Add, reprocess and delete documents',
+  'documents:write': 'Add, replace, reprocess and delete documents',
   search: 'Search your datasets',
   'webhooks:read': 'See where your account sends its events',
   'webhooks:write': 'Send your account’s events to other services',

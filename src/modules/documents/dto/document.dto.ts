@@ -124,7 +124,9 @@ export class DocumentResponseDto {
 
   @ApiPropertyOptional({
     type: 'integer',
-    description: 'Number of searchable chunks; when status is ready',
+    description:
+      'Number of searchable chunks: when status is ready, and while a replacement processes or after it failed (the ' +
+      "previous version's)",
     example: 12,
   })
   chunks_created?: number;
@@ -178,7 +180,7 @@ export function toDocumentSummary(document: DocumentEntity): DocumentResponseDto
     ...(document.filename !== null ? { filename: document.filename } : {}),
     size_bytes: document.sizeBytes,
     status: document.status,
-    ...(document.status === 'ready' ? { chunks_created: document.chunksCreated ?? 0 } : {}),
+    ...(document.chunksCreated !== null ? { chunks_created: document.chunksCreated } : {}),
     created_at: document.createdAt.toISOString(),
     metadata: document.metadata,
   };

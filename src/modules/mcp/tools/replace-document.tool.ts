@@ -13,8 +13,8 @@ export const replaceDocumentTool = defineTool({
     'replaces the metadata whole; left out, it stays. Needs write access.',
   scope: 'documents:write',
   anonymous: false,
-  // Sent twice, the same text leaves the same document.
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  // Each call starts a run and sends a document.updated event, even for the same text.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: ReplaceDocumentToolDto,
   output: ToolDocumentDto,
   async run({ input, context, services }) {
