@@ -5,6 +5,8 @@ export const SEARCH_LIMITS = {
   results: { default: 5, max: 50 },
   filterFields: 10,
   batchQueries: 10,
+  /** Datasets one search may name in `dataset_ids`. */
+  datasets: 20,
 } as const;
 
 export const SearchErrors = {

@@ -77,10 +77,21 @@ export class SearchService {
     @Inject(RERANK_CONFIG) private readonly rerank: Pick<RerankConfig, 'candidates'>,
   ) {}
 
-  /** One query's results: the query checked, then searched within the deadline (`withinDeadline`). */
+  /**
+   * One query's results: the query checked, then searched within the deadline (`withinDeadline`), in
+   * its dataset or across its `dataset_ids` (`across`).
+   */
   async query(caller: Principal, request: QueryDto, early?: EarlyVector): Promise<SearchResultDto[]> {
     this.checkQuery(request.query, 'query');
+    const several = datasetsOf(request);
     return this.withinDeadline(async (deadline) => {
+      if (several) {
+        const prepared = await this.prepareAll(caller, several, request, [request.query], {
+          early,
+          deadline,
+        });
+        return this.across(prepared, request.query, request, deadline);
+      }
       const prepared = await this.prepare(caller, request.dataset_id, request, [request.query], {
         early,
         deadline,
@@ -103,15 +114,62 @@ export class SearchService {
     if (queries.length === 0)
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
     queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
+    const several = datasetsOf(request);
     return this.withinDeadline(async (deadline) => {
-      const prepared = await this.prepare(caller, request.dataset_id, request, queries, { deadline });
+      const prepared = several
+        ? await this.prepareAll(caller, several, request, queries, { deadline })
+        : await this.prepare(caller, request.dataset_id, request, queries, { deadline });
       let answered = 0;
       return mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
-        const results = await this.search(prepared, query, request, deadline);
+        const results = Array.isArray(prepared)
+          ? await this.across(prepared, query, request, deadline)
+          : await this.search(prepared, query, request, deadline);
         onAnswered?.(++answered);
         return { query, results };
       });
     });
+  }
+
+  /**
+   * `prepare` for each dataset, all at once, the queries embedded once with the process's model for
+   * every dataset of that model: 404 for the first the caller may not see, as for one dataset.
+   */
+  private prepareAll(
+    caller: Principal,
+    datasetIds: string[],
+    options: SearchOptions,
+    queries: string[],
+    { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline: AbortSignal },
+  ): Promise<PreparedSearch[]> {
+    const vectors = keywordOnly(options) ? undefined : this.queryVectors.all(queries, early, deadline);
+    return Promise.all(
+      datasetIds.map((id) => this.prepare(caller, id, options, queries, { early, deadline, vectors })),
+    );
+  }
+
+  /**
+   * A query over several datasets: each searched as alone (its own statistics, model, weights and
+   * consistency), `SEARCH_BATCH_CONCURRENCY` at a time, then merged by score, which means the same in
+   * every dataset (docs/search.md, Several datasets); among equal scores, by rank, then in the order
+   * the datasets were named. `max_per_document` holds across them: a document is of one dataset.
+   */
+  private async across(
+    prepared: PreparedSearch[],
+    query: string,
+    options: SearchOptions,
+    deadline: AbortSignal,
+  ): Promise<SearchResultDto[]> {
+    const lists = await mapConcurrently(prepared, this.config.batchConcurrency, async (one) =>
+      (await this.search(one, query, options, deadline)).map((result) => ({
+        ...result,
+        dataset_id: one.dataset.id,
+      })),
+    );
+    return lists
+      .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
+      .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
+      .slice(0, options.limit)
+      .map(({ result }) => result);
   }
 
   /**
@@ -147,18 +205,24 @@ export class SearchService {
     datasetId: string,
     options: SearchOptions,
     queries: string[],
-    { early, deadline }: { early?: Pick<EarlyVector, 'query' | 'vector'>; deadline?: AbortSignal } = {},
+    {
+      early,
+      deadline,
+      vectors: shared,
+    }: {
+      early?: Pick<EarlyVector, 'query' | 'vector'>;
+      deadline?: AbortSignal;
+      /** The queries' vectors under way with the process's model, shared by the datasets of a search. */
+      vectors?: Map<string, Promise<number[]>>;
+    } = {},
   ): Promise<PreparedSearch> {
     const filter = parseFilters(options.filters); // 400 for a malformed filter before any work is done
     if (options.rerank && !this.reranking.current()) throw SearchErrors.rerankUnavailable();
-    // No vector leg runs in keyword mode, nor in a hybrid search that gives it no weight.
-    const keywordOnly =
-      options.mode === 'keyword' ||
-      (options.mode === 'hybrid' &&
-        options.weights !== undefined &&
-        requestedWeights(options.weights).semantic === 0);
     // Started with the process's model, which is nearly always the dataset's.
-    let vectors = this.queryVectors.all(keywordOnly ? [] : queries, early, deadline);
+    const noVectors = keywordOnly(options);
+    let vectors = noVectors
+      ? new Map<string, Promise<number[]>>()
+      : (shared ?? this.queryVectors.all(queries, early, deadline));
     // Read beside the dataset's lookup, which decides whether the caller sees it at all.
     const state = this.indexState.of(this.reads.statements(deadline), datasetId);
     state.catch(() => undefined); // awaited below, unless the caller does not see the dataset
@@ -168,7 +232,7 @@ export class SearchService {
       name: index.embeddingModel,
       dimensions: index.embeddingDimensions,
     });
-    if (!keywordOnly && provider && provider !== this.embedding.current()) {
+    if (!noVectors && provider && provider !== this.embedding.current()) {
       // A dataset not yet moved from `EMBEDDING_PREVIOUS_MODEL`: its queries are embedded with it.
       vectors = this.queryVectors.all(queries, undefined, deadline, provider);
     }
@@ -338,6 +402,33 @@ export class SearchService {
     }
     return null;
   }
+}
+
+/** No vector leg runs in keyword mode, nor in a hybrid search that gives it no weight. */
+function keywordOnly(options: SearchOptions): boolean {
+  return (
+    options.mode === 'keyword' ||
+    (options.mode === 'hybrid' &&
+      options.weights !== undefined &&
+      requestedWeights(options.weights).semantic === 0)
+  );
+}
+
+/**
+ * The datasets of a search of `dataset_ids`, or null for one of `dataset_id`; 400 for both, or
+ * neither (the DTO leaves both optional).
+ */
+function datasetsOf(request: { dataset_id?: string; dataset_ids?: string[] }): string[] | null {
+  if (request.dataset_ids === undefined) {
+    if (request.dataset_id === undefined)
+      throw CommonErrors.validation([
+        { field: 'dataset_id', issue: 'is required, unless dataset_ids is given' },
+      ]);
+    return null;
+  }
+  if (request.dataset_id !== undefined)
+    throw CommonErrors.validation([{ field: 'dataset_ids', issue: 'must not be given with dataset_id' }]);
+  return request.dataset_ids;
 }
 
 /** Accepts the rows of each document until it has had `most` of them (`withRows`). */

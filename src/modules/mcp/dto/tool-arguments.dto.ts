@@ -23,12 +23,12 @@ class ToolDatasetDto {
 /** `search`: the REST search's options but `explain`, which ranks the legs for a person tuning search. */
 export class SearchToolDto extends IntersectionType(
   ToolDatasetDto,
-  OmitType(QueryDto, ['dataset_id', 'explain'] as const),
+  OmitType(QueryDto, ['dataset_id', 'dataset_ids', 'explain'] as const),
 ) {}
 
 export class BatchSearchToolDto extends IntersectionType(
   ToolDatasetDto,
-  OmitType(BatchQueryDto, ['dataset_id', 'explain'] as const),
+  OmitType(BatchQueryDto, ['dataset_id', 'dataset_ids', 'explain'] as const),
 ) {}
 
 /** `evaluate`: the REST evaluation's body, with the dataset its URL names there. */

@@ -2,6 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   Allow,
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
   IsArray,
   IsBoolean,
   IsDefined,
@@ -72,13 +75,34 @@ export class FusionWeightsDto {
 }
 
 class SearchOptionsDto {
-  @ApiProperty({
-    description: 'The dataset to search: the `id` createDataset returned (`ds_...`)',
+  @ApiPropertyOptional({
+    description:
+      'Required: the dataset to search, the `id` createDataset returned (`ds_...`). Extension: in its place, ' +
+      '`dataset_ids` searches several',
     example: DATASET_ID_PLACEHOLDER,
   })
   @IsString({ message: 'must be a string' })
-  @IsDefined({ message: 'is required' })
+  @IsDefined({ message: 'is required, unless dataset_ids is given' })
+  @ValidateIf((dto: SearchOptionsDto) => dto.dataset_ids === undefined || dto.dataset_id !== undefined)
   dataset_id!: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    minItems: 1,
+    maxItems: SEARCH_LIMITS.datasets,
+    uniqueItems: true,
+    example: [DATASET_ID_PLACEHOLDER],
+    description:
+      `Extension: up to ${SEARCH_LIMITS.datasets} datasets searched as one, in place of \`dataset_id\`: each with its ` +
+      'own statistics, model and weights, the results merged by `score`, each with its `dataset_id`',
+  })
+  @ArrayUnique({ message: 'must not name a dataset twice' })
+  @IsString({ each: true, message: 'must hold dataset ids (strings)' })
+  @ArrayMaxSize(SEARCH_LIMITS.datasets, { message: `must hold 1 to ${SEARCH_LIMITS.datasets} datasets` })
+  @ArrayMinSize(1, { message: `must hold 1 to ${SEARCH_LIMITS.datasets} datasets` })
+  @IsArray({ message: 'must be an array of dataset ids' })
+  @ValidateIf((_, value) => value !== undefined)
+  dataset_ids?: string[];
 
   @ApiPropertyOptional({
     type: 'integer',
@@ -207,6 +231,12 @@ export class BatchQueryDto extends SearchOptionsDto {
 export class SearchResultDto {
   @ApiProperty({ example: 'chk_1c2R6yTq0Wn3kPz8sLb4Vd' })
   chunk_id!: string;
+
+  @ApiPropertyOptional({
+    description: 'Extension, in a search of `dataset_ids`: the dataset the result comes from',
+    example: DATASET_ID_PLACEHOLDER,
+  })
+  dataset_id?: string;
 
   @ApiProperty({ example: 'To install on Linux, download the package and run the installer.' })
   content!: string;

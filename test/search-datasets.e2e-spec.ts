@@ -1,0 +1,121 @@
+import { createDataset, ingest } from './utils/documents.js';
+import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
+import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
+
+interface Result {
+  chunk_id: string;
+  document_id: string;
+  dataset_id?: string;
+  score: number;
+}
+
+describe('dataset_ids: one search over several datasets', () => {
+  let t: TestApp;
+  let openai: FakeOpenAI;
+  let key: CreatedKey;
+  let stranger: CreatedKey;
+  let datasets: string[];
+  let privateOfStranger: string;
+  let publicOfStranger: string;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI();
+    t = await startTestApp({ ...openAiEnv(openai), RATE_LIMIT_API_KEY: '100000' });
+    key = await t.createApiKey('datasets-owner');
+    stranger = await t.createApiKey('datasets-stranger');
+    datasets = [];
+    for (const topic of ['tides', 'lighthouses', 'harbours']) {
+      const id = await createDataset(t.http, key, { name: topic });
+      await ingest(
+        t,
+        key,
+        id,
+        Array.from({ length: 4 }, (_, i) => ({
+          content: `Note ${i} on ${topic}: the keeper writes the tide and the weather at the ${topic} every hour.`,
+        })),
+      );
+      datasets.push(id);
+    }
+    privateOfStranger = await createDataset(t.http, stranger, { name: 'private' });
+    publicOfStranger = await createDataset(t.http, stranger, { name: 'public', is_public: true });
+    await ingest(t, stranger, publicOfStranger, [{ content: 'A public note on the tide at the pier.' }]);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await openai?.close();
+  });
+
+  const query = (body: object) =>
+    t.http
+      .post('/v1/mcp/query')
+      .set(bearer(key))
+      .send({ query: 'tide weather', ...body });
+
+  it.each(['keyword', 'semantic', 'hybrid'])(
+    'merges each dataset’s own results by score, each naming its dataset (%s)',
+    async (mode) => {
+      const alone = await Promise.all(
+        datasets.map(async (id) => {
+          const response = await query({ dataset_id: id, mode, limit: 10 }).expect(200);
+          return (response.body.results as Result[]).map((result) => ({ ...result, dataset_id: id }));
+        }),
+      );
+      const response = await query({ dataset_ids: datasets, mode, limit: 10 }).expect(200);
+      const merged = response.body.results as Result[];
+      expect(merged).toHaveLength(10);
+      const expected = alone
+        .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
+        .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
+        .slice(0, 10)
+        .map(({ result }) => result);
+      expect(merged).toEqual(expected);
+      expect(new Set(merged.map((result) => result.dataset_id))).toEqual(new Set(datasets));
+    },
+  );
+
+  it('takes a public dataset of another account, and answers 404 for one the caller may not read', async () => {
+    const response = await query({ dataset_ids: [datasets[0], publicOfStranger], limit: 10 }).expect(200);
+    expect((response.body.results as Result[]).map((result) => result.dataset_id)).toContain(
+      publicOfStranger,
+    );
+    for (const hidden of [privateOfStranger, 'ds_doesnotexist0000000000']) {
+      const refused = await query({ dataset_ids: [datasets[0], hidden] }).expect(404);
+      expect(refused.body).toMatchObject({ code: 'dataset_not_found', details: { dataset_id: hidden } });
+    }
+  });
+
+  it('refuses dataset_ids with dataset_id, empty, too many, repeated or not strings', async () => {
+    const cases: [object, string][] = [
+      [{ dataset_id: datasets[0], dataset_ids: [datasets[1]] }, 'dataset_ids'],
+      [{}, 'dataset_id'],
+      [{ dataset_ids: [] }, 'dataset_ids'],
+      [{ dataset_ids: Array.from({ length: 21 }, (_, i) => `ds_${i}`) }, 'dataset_ids'],
+      [{ dataset_ids: [datasets[0], datasets[0]] }, 'dataset_ids'],
+      [{ dataset_ids: [1] }, 'dataset_ids'],
+      [{ dataset_ids: datasets[0] }, 'dataset_ids'],
+    ];
+    for (const [body, field] of cases) {
+      const refused = await query(body).expect(400);
+      expect([JSON.stringify(body), refused.body.code, refused.body.details?.field]).toEqual([
+        JSON.stringify(body),
+        'validation_error',
+        field,
+      ]);
+    }
+  });
+
+  it('searches each query of a batch over the datasets, with max_per_document across them', async () => {
+    const response = await t.http
+      .post('/v1/mcp/batch-query')
+      .set(bearer(key))
+      .send({ dataset_ids: datasets, queries: ['tide', 'lighthouses keeper'], limit: 6, max_per_document: 1 })
+      .expect(200);
+    for (const { results } of response.body.results as { results: Result[] }[]) {
+      expect(results.length).toBeGreaterThan(0);
+      expect(results.every((result) => datasets.includes(result.dataset_id!))).toBe(true);
+      expect(new Set(results.map((result) => result.document_id)).size).toBe(results.length);
+    }
+    const [lighthouses] = (response.body.results as { results: Result[] }[])[1].results;
+    expect(lighthouses.dataset_id).toBe(datasets[1]);
+  });
+});
