@@ -29,6 +29,7 @@ import { withinSearchDeadline } from 'src/modules/search/search-deadline.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 import { hybridCandidates, SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
+import { Highlights } from 'src/modules/search/highlights.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 
 /** Runs of a search at most, while what it reads changes under it (`SearchService.search`). */
@@ -44,6 +45,8 @@ export interface SearchOptions {
   min_score?: number;
   /** How much each leg counts in hybrid mode; the dataset's own when left out. */
   weights?: { keyword?: number; semantic?: number };
+  /** Add to each result the spans of its content that matched the query (`Highlights`). */
+  highlight?: boolean;
 }
 
 /**
@@ -70,6 +73,7 @@ export class SearchService {
     private readonly embedding: EmbeddingService,
     private readonly queryVectors: QueryVectors,
     private readonly reranking: RerankService,
+    private readonly highlights: Highlights,
     @Inject(SEARCH_CONFIG) private readonly config: SearchConfig,
     @Inject(RERANK_CONFIG) private readonly rerank: Pick<RerankConfig, 'candidates'>,
   ) {}
@@ -82,7 +86,10 @@ export class SearchService {
         early,
         deadline,
       });
-      return this.search(prepared, request.query, request, deadline);
+      const results = await this.search(prepared, request.query, request, deadline);
+      if (request.highlight)
+        await this.highlights.add(prepared.dataset.language, [{ query: request.query, results }], deadline);
+      return results;
     });
   }
 
@@ -103,11 +110,14 @@ export class SearchService {
     return this.withinDeadline(async (deadline) => {
       const prepared = await this.prepare(caller, request.dataset_id, request, queries, { deadline });
       let answered = 0;
-      return mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
+      const answers = await mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
         const results = await this.search(prepared, query, request, deadline);
         onAnswered?.(++answered);
         return { query, results };
       });
+      // Once every query is answered: one statement for the whole batch's results.
+      if (request.highlight) await this.highlights.add(prepared.dataset.language, answers, deadline);
+      return answers;
     });
   }
 
