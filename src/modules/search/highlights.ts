@@ -71,41 +71,46 @@ export class Highlights {
 /**
  * Where each token lies in `source`, the position `to_tsvector` gave it, and its type and text: a
  * token's lexemes depend on those alone. A compound (a URL, a hyphenated word) is followed by its
- * parts, which lie inside it; any other token starts where the one before ended. Null when the tokens
+ * parts, which spell it out; any other token starts where the one before ended. Null when the tokens
  * do not spell the source out (never seen; the text then has no highlights rather than wrong ones).
  */
 export function tokensOf(source: string, parsed: ParsedText, mapped: Set<number>): Token[] | null {
   const tokens: Token[] = [];
+  // The parser counts code points; the source is indexed in UTF-16 units.
+  const basicPlane = !BEYOND_BMP.test(source);
+  const advance = (from: number, codePoints: number) => {
+    if (basicPlane) return from + codePoints;
+    let at = from;
+    for (let k = 0; k < codePoints && at < source.length; k++) at += source.codePointAt(at)! > 0xffff ? 2 : 1;
+    return at;
+  };
   let cursor = 0;
   let partAt = 0;
   let partEnd = 0;
   let position = 0;
-  for (let i = 0; i < parsed.tokens.length; i++) {
-    const token = parsed.tokens[i];
+  for (let i = 0; i < parsed.types.length; i++) {
     const type = parsed.types[i];
     let start: number;
-    if (partAt < partEnd && source.startsWith(token, partAt)) {
+    let end: number;
+    if (partAt < partEnd) {
       start = partAt;
-      partAt += token.length;
-    } else if (source.startsWith(token, cursor)) {
-      start = cursor;
-      cursor += token.length;
-      partAt = start;
-      partEnd = COMPOUNDS.has(type) ? cursor : start;
+      end = partAt = advance(partAt, parsed.lengths[i]);
+      if (end > partEnd) return null;
     } else {
-      return null;
+      start = cursor;
+      end = cursor = advance(cursor, parsed.lengths[i]);
+      partAt = start;
+      partEnd = COMPOUNDS.has(type) ? end : start;
     }
-    const counted = mapped.has(type) && Buffer.byteLength(token) < LONGEST_WORD_BYTES;
+    const text = source.slice(start, end);
+    const counted = mapped.has(type) && (text.length < 512 || Buffer.byteLength(text) < LONGEST_WORD_BYTES);
     if (counted) position++;
-    tokens.push({
-      start,
-      end: start + token.length,
-      position: counted ? position : 0,
-      key: `${type} ${token}`,
-    });
+    tokens.push({ start, end, position: counted ? position : 0, key: `${type} ${text}` });
   }
   return cursor === source.length ? tokens : null;
 }
+
+const BEYOND_BMP = /[\u{10000}-\u{10FFFF}]/u;
 
 /**
  * The spans of the content whose tokens hold a matched lexeme, sorted, touching ones merged. A token
