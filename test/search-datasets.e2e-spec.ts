@@ -73,6 +73,24 @@ describe('dataset_ids: one search over several datasets', () => {
     },
   );
 
+  it('highlights the results of every dataset', async () => {
+    const response = await query({
+      dataset_ids: datasets,
+      mode: 'keyword',
+      limit: 6,
+      highlight: true,
+    }).expect(200);
+    const results = response.body.results as (Result & {
+      content: string;
+      highlights: { start: number; end: number }[];
+    })[];
+    expect(new Set(results.map((result) => result.dataset_id)).size).toBeGreaterThan(1);
+    for (const result of results) {
+      const words = result.highlights.map(({ start, end }) => result.content.slice(start, end).toLowerCase());
+      expect(words).toEqual(expect.arrayContaining(['tide', 'weather']));
+    }
+  });
+
   it('takes a public dataset of another account, and answers 404 for one the caller may not read', async () => {
     const response = await query({ dataset_ids: [datasets[0], publicOfStranger], limit: 10 }).expect(200);
     expect((response.body.results as Result[]).map((result) => result.dataset_id)).toContain(

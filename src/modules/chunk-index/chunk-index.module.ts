@@ -5,6 +5,7 @@ import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.re
 import { DatasetVectorIndexRepository } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 import { FusionChoiceRepository } from 'src/modules/chunk-index/fusion-choice.repository.js';
 import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
+import { LexemesRepository } from 'src/modules/chunk-index/lexemes.repository.js';
 import { PassagesRepository } from 'src/modules/chunk-index/passages.repository.js';
 import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.js';
 
@@ -15,7 +16,8 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
  * `ChunkVectorsRepository`), the state's reads through `IndexStateRepository`, a search's reads
  * through `PostingsRepository` (postings) and `ChunkReadsRepository` (chunks, nearest chunks, the
  * filters' counts), chunks read as passages to cite and read (MCP, and a document's text and chunks over REST)
- * through `PassagesRepository`; the
+ * through `PassagesRepository`; texts parsed as the index parses them, to highlight what a query
+ * matched, through `LexemesRepository`; the
  * HNSW indexes of single large datasets are built and dropped through `DatasetVectorIndexRepository`.
  * Features import this module, and it imports none of them.
  */
@@ -29,6 +31,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     DatasetVectorIndexRepository,
     PostingsRepository,
     PassagesRepository,
+    LexemesRepository,
   ],
   exports: [
     ChunkIndexRepository,
@@ -39,6 +42,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     DatasetVectorIndexRepository,
     PostingsRepository,
     PassagesRepository,
+    LexemesRepository,
   ],
 })
 export class ChunkIndexModule {}

@@ -4,6 +4,7 @@ import {
   INDEXED_LEXEME_TABLE,
   lexemeSource,
   lexemeTableDigest,
+  mappedLexemeSource,
 } from 'src/modules/chunk-index/lexeme-source.js';
 
 describe('lexemeSource', () => {
@@ -102,5 +103,86 @@ describe('lexemeSource', () => {
     // A new runtime that maps a character otherwise needs a migration that indexes its chunks again.
     expect(lexemeTableDigest()).toBe(INDEXED_LEXEME_TABLE);
     expect(() => checkLexemeTable()).not.toThrow();
+  });
+});
+
+describe('mappedLexemeSource', () => {
+  /** Each unit of the source with the text it was read from. */
+  function pieces(text: string): [string, string][] {
+    const { source, from, to } = mappedLexemeSource(text);
+    return [...source].map((_, i) => [source[i], from ? text.slice(from[i], to![i]) : text[i]]);
+  }
+
+  it('gives the text itself, unmapped, where the source is the text', () => {
+    expect(mappedLexemeSource('Plain text, résumé')).toEqual({
+      source: 'Plain text, résumé',
+      from: null,
+      to: null,
+    });
+  });
+
+  it('maps a composed accent to its decomposed letters and a full-width letter to itself', () => {
+    const text = 'cafe\u0301 Ｔｏ';
+    const { source } = mappedLexemeSource(text);
+    expect(source).toBe('café To');
+    expect(pieces(text)).toEqual([
+      ['c', 'c'],
+      ['a', 'a'],
+      ['f', 'f'],
+      ['é', 'e\u0301'],
+      [' ', ' '],
+      ['T', 'Ｔ'],
+      ['o', 'ｏ'],
+    ]);
+  });
+
+  it('maps a word around a soft hyphen to all of it, hyphen included', () => {
+    const text = 'infor\u00ADmation';
+    const { source, from, to } = mappedLexemeSource(text);
+    expect(source).toBe('information');
+    expect(text.slice(from![0], to![source.length - 1])).toBe(text);
+  });
+
+  it('maps each pair of a cut run to its two characters, and an inserted space to nothing', () => {
+    const text = 'iPhone発売日';
+    const { source, from, to } = mappedLexemeSource(text);
+    expect(source).toBe('iPhone 発売 売日');
+    const token = (t: string, nth = 0) => {
+      let at = -1;
+      for (let k = 0; k <= nth; k++) at = source.indexOf(t, at + 1);
+      return text.slice(from![at], to![at + t.length - 1]);
+    };
+    expect(token('発売')).toBe('発売');
+    expect(token('売日')).toBe('売日');
+    expect(from![6]).toBe(to![6]);
+  });
+
+  it.each([
+    'The ﬁrst result¹ of Ｔｅａｍ™ （東京）',
+    '東京、日本。「とうきょう」 ｶﾞｲﾄﾞ ㄱㅏ 葛\u{E0100}飾区',
+    'e\u00AD\u0301 Ｅ\u0301 coŀlecció 5 µg 𝐁𝐨𝐥𝐝',
+    'สวัสดี ສະບາຍດີ សួស្តី မင်္ဂလာ 한국어',
+  ])('gives the same source as lexemeSource for %s', (text) => {
+    expect(mappedLexemeSource(text).source).toBe(lexemeSource(text));
+  });
+
+  it('maps every composition NFC makes to its own characters, never to the whole text', () => {
+    // Each character that NFC composes from two or more, written decomposed after a letter: the
+    // segments must keep the marks (and Hangul's jamo) with the character they compose with.
+    const parts: string[] = [];
+    for (let cp = 0x80; cp <= 0x2ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const character = String.fromCodePoint(cp);
+      const decomposed = character.normalize('NFD');
+      if ([...decomposed].length > 1 && decomposed.normalize('NFC') === character)
+        parts.push(`x${decomposed}`);
+    }
+    parts.push('\u1100\u1161\u11A8', '\u3131\u314F', '\u{16D63}\u{16D68}');
+    expect(parts.length).toBeGreaterThan(10_000);
+    const text = parts.join(' ');
+    const { source, from, to } = mappedLexemeSource(text);
+    expect(source).toBe(lexemeSource(text));
+    const widest = Math.max(...source.split('').map((_, i) => to![i] - from![i]));
+    expect(widest).toBeLessThan(10);
   });
 });

@@ -47,6 +47,211 @@ export function changedLexemeSource(text: string): string | null {
 const BEYOND_ASCII = /[\u0080-\u{10FFFF}]/u;
 
 /**
+ * `lexemeSource(text)` with, for each of its UTF-16 units, the range of `text` it was read from
+ * (`from[i]` to `to[i]`), so that a term found in the source can be shown in the text as written.
+ * Null ranges: the source is the text itself. A unit inserted by the cut (a space) has an empty range.
+ */
+export interface MappedLexemeSource {
+  source: string;
+  from: number[] | null;
+  to: number[] | null;
+}
+
+/**
+ * `lexemeSource`, mapped back to `text`: the text is normalised a segment at a time (a character with
+ * the marks it composes with), each segment's units mapped to the whole segment unless it is unchanged,
+ * then cut as `cutUnspaced` cuts it. The source is checked against `lexemeSource`'s own; should a
+ * segment ever normalise otherwise alone than in its text, the whole text is one segment.
+ */
+export function mappedLexemeSource(text: string): MappedLexemeSource {
+  const expected = lexemeSource(text);
+  if (expected === text) return { source: text, from: null, to: null };
+  let normalized = normalizeBySegment(text);
+  const whole = wholeNormalized(text);
+  if (normalized.text !== whole) {
+    normalized = {
+      text: whole,
+      from: Array<number>(whole.length).fill(0),
+      to: Array<number>(whole.length).fill(text.length),
+    };
+  }
+  const cut = mappedCut(normalized);
+  if (cut.source !== expected) {
+    return {
+      source: expected,
+      from: Array<number>(expected.length).fill(0),
+      to: Array<number>(expected.length).fill(text.length),
+    };
+  }
+  return cut;
+}
+
+/** What `lexemeSource` gives before the cut: NFC, the table's replacements, NFC again. */
+function wholeNormalized(text: string): string {
+  const composed = text.normalize('NFC');
+  const mapped = replaceCompatible(composed);
+  return mapped === composed ? composed : mapped.normalize('NFC');
+}
+
+interface Mapped {
+  text: string;
+  from: number[];
+  to: number[];
+}
+
+function normalizeBySegment(text: string): Mapped {
+  let out = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  let start = 0;
+  const flush = (end: number) => {
+    if (end === start) return;
+    const unit = text.charCodeAt(start);
+    // Below U+0300 every character is its own NFC; only the table's few (the soft hyphen, µ) change.
+    const piece = end - start === 1 && unit < 0x300 && BASIC[unit] === 0 ? null : text.slice(start, end);
+    const normal = piece === null ? null : wholeNormalized(piece);
+    if (piece === null || normal === piece) {
+      out += piece ?? text[start];
+      for (let k = start; k < end; k++) {
+        from.push(k);
+        to.push(k + 1);
+      }
+    } else {
+      out += normal;
+      for (let k = 0; k < normal!.length; k++) {
+        from.push(start);
+        to.push(end);
+      }
+    }
+  };
+  for (let i = 0; i < text.length;) {
+    const cp = text.codePointAt(i)!;
+    if (i > 0 && startsSegment(cp)) {
+      flush(i);
+      start = i;
+    }
+    i += cp > 0xffff ? 2 : 1;
+  }
+  flush(text.length);
+  return { text: out, from, to };
+}
+
+/** Hangul's medial vowels and final consonants, which NFC composes with the syllable before them. */
+function conjoiningJamo(cp: number): boolean {
+  return (cp >= 0x1160 && cp <= 0x11ff) || (cp >= 0xd7b0 && cp <= 0xd7ff);
+}
+const COMBINING_MARK = /^\p{M}/u;
+
+/** Code points up to the end of the second plane that cannot start a segment; built at first use. */
+let notStarting: Uint8Array | null = null;
+
+/**
+ * Whether a character starts a segment that normalises alone as in its text: nothing NFC would compose
+ * with what precedes it (a mark, a Hangul jamo, any character that ends a composition, as Kirat Rai's
+ * vowel signs, which are letters), nor a character the table drops or turns into one.
+ */
+function startsSegment(cp: number): boolean {
+  if (cp < 0x300) return cp !== 0xad;
+  if (cp >= notStartingSize) return !COMBINING_MARK.test(String.fromCodePoint(cp)) && !ASTRAL.has(cp);
+  notStarting ??= notStartingTable();
+  return notStarting[cp] === 0;
+}
+
+const notStartingSize = 0x20000;
+
+function notStartingTable(): Uint8Array {
+  const table = new Uint8Array(notStartingSize);
+  // Every character a canonical composition takes after its first, from the runtime's own data.
+  for (let c = 0xc0; c < 0x30000; c++) {
+    if (c === 0xd800) c = 0xe000;
+    const character = String.fromCodePoint(c);
+    const decomposed = [...character.normalize('NFD')];
+    if (decomposed.length < 2 || decomposed.join('').normalize('NFC') !== character) continue;
+    for (const part of decomposed.slice(1)) {
+      const code = part.codePointAt(0)!;
+      if (code < notStartingSize) table[code] = 1;
+    }
+  }
+  const composesBackwards = (code: number | undefined) =>
+    code === undefined ||
+    (code < notStartingSize && table[code] === 1) ||
+    COMBINING_MARK.test(String.fromCodePoint(code)) ||
+    conjoiningJamo(code);
+  for (let c = 0x300; c < notStartingSize; c++) {
+    if (c === 0xd800) c = 0xe000;
+    if (table[c] === 1) continue;
+    const character = String.fromCodePoint(c);
+    const replacement = c > 0xffff ? ASTRAL.get(c) : BASIC[c] ? REPLACEMENTS[BASIC[c] - 1] : undefined;
+    const first = (replacement ?? character).normalize('NFD').codePointAt(0);
+    if (composesBackwards(c) || composesBackwards(first)) table[c] = 1;
+  }
+  return table;
+}
+
+/** `cutUnspaced`, each unit of its output mapped as the unit it copies (an inserted space: empty). */
+function mappedCut({ text, from, to }: Mapped): MappedLexemeSource {
+  if (!MAYBE_UNSPACED.test(text)) return { source: text, from, to };
+  let out = '';
+  const outFrom: number[] = [];
+  const outTo: number[] = [];
+  const copy = (start: number, end: number) => {
+    out += text.slice(start, end);
+    for (let k = start; k < end; k++) {
+      outFrom.push(from[k]);
+      outTo.push(to[k]);
+    }
+  };
+  const space = (at: number) => {
+    out += ' ';
+    const point = at < text.length ? from[at] : (to[text.length - 1] ?? 0);
+    outFrom.push(point);
+    outTo.push(point);
+  };
+  let copied = 0;
+  const units: [number, number][] = [];
+  let i = 0;
+  let cut = false;
+  while (i < text.length) {
+    const cp = text.codePointAt(i)!;
+    const kind = cp < UNSPACED.length ? UNSPACED[cp] : 0;
+    if (kind === 0 || kind === MARK) {
+      i += cp > 0xffff ? 2 : 1;
+      continue;
+    }
+    cut = true;
+    const start = i;
+    units.length = 0;
+    while (i < text.length) {
+      const next = text.codePointAt(i)!;
+      if ((next < UNSPACED.length ? UNSPACED[next] : 0) !== kind) break;
+      let end = i + (next > 0xffff ? 2 : 1);
+      while (end < text.length) {
+        const mark = text.codePointAt(end)!;
+        if ((mark < UNSPACED.length ? UNSPACED[mark] : 0) !== MARK) break;
+        end += mark > 0xffff ? 2 : 1;
+      }
+      units.push([i, end]);
+      i = end;
+    }
+    copy(copied, start);
+    if (start > 0 && !SPACE.test(text[start - 1])) space(start);
+    if (units.length === 1) copy(...units[0]);
+    else {
+      copy(units[0][0], units[1][1]);
+      for (let u = 2; u < units.length; u++) {
+        space(units[u][0]);
+        copy(units[u - 1][0], units[u][1]);
+      }
+    }
+    if (i < text.length && !SPACE.test(text[i])) space(i);
+    copied = i;
+  }
+  if (!cut) return { source: text, from, to };
+  copy(copied, text.length);
+  return { source: out, from: outFrom, to: outTo };
+}
+
+/**
  * The scripts written without spaces between words, a class each (0: none); a run of characters of one
  * class is cut into terms. Han, Hiragana and Katakana are one class, as Japanese mixes them within a
  * word (`東京に行く`, `ビール瓶`), with the prolonged sound mark `ー`, which is of no script.

@@ -13,6 +13,7 @@ import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import type { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import type { IndexState, IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { SearchReads } from 'src/modules/search/search-reads.js';
+import type { Highlights } from 'src/modules/search/highlights.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
 import { SearchLegs } from 'src/modules/search/search-legs.js';
@@ -58,6 +59,7 @@ function setUp(idle: boolean | undefined) {
     }),
     queryVectors,
     strictMock<RerankService>({ current: () => null }),
+    strictMock<Highlights>({}),
     strictMock<SearchConfig>({}),
     strictMock<RerankConfig>({}),
   );

@@ -30,7 +30,7 @@ function queryExamples(queries: { query: string } | { queries: string[] }): Reco
       value: { ...queries, dataset_id: DATASET_ID_PLACEHOLDER },
     },
     filtered: {
-      summary: 'Filtered on metadata, with scores explained',
+      summary: 'Filtered on metadata, with scores explained and matches highlighted',
       description: replace,
       value: {
         ...queries,
@@ -38,6 +38,7 @@ function queryExamples(queries: { query: string } | { queries: string[] }): Reco
         limit: 10,
         filters: { category: 'guide', tags: { $in: ['setup', 'linux'] } },
         explain: true,
+        highlight: true,
       },
     },
   };

@@ -5,6 +5,7 @@ import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js';
 import { EvaluationController } from 'src/modules/search/evaluation/evaluation.controller.js';
 import { EvaluationService } from 'src/modules/search/evaluation/evaluation.service.js';
+import { Highlights } from 'src/modules/search/highlights.js';
 import { PostingsWarmer } from 'src/modules/search/postings-warmer.js';
 import { RerankService } from 'src/modules/search/rerank/rerank.service.js';
 import { SearchController } from 'src/modules/search/search.controller.js';
@@ -14,7 +15,14 @@ import { SearchService } from 'src/modules/search/search.service.js';
 @Module({
   imports: [ChunkIndexModule, DatasetsModule, EmbeddingsModule, SearchLegsModule],
   controllers: [SearchController, EvaluationController],
-  providers: [SearchService, EvaluationService, EarlyQueryEmbedding, PostingsWarmer, RerankService],
+  providers: [
+    SearchService,
+    EvaluationService,
+    EarlyQueryEmbedding,
+    PostingsWarmer,
+    RerankService,
+    Highlights,
+  ],
   exports: [SearchService, EvaluationService, EarlyQueryEmbedding],
 })
 export class SearchModule {}

@@ -11,6 +11,7 @@ import type { KeywordLeg } from 'src/modules/search/keyword-leg.js';
 import type { ChunkReadsRepository, ChunkRow } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import type { IndexState, IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { SearchReads } from 'src/modules/search/search-reads.js';
+import type { Highlights } from 'src/modules/search/highlights.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
 import { QueryVectors } from 'src/modules/search/query-vectors.js';
@@ -25,7 +26,14 @@ interface Legs {
   chunks?: ChunkReadsRepository['chunks'];
 }
 
-const OPTIONS = { limit: 5, rerank: false, mode: 'hybrid', explain: false, min_score: 0 } as const;
+const OPTIONS = {
+  limit: 5,
+  rerank: false,
+  mode: 'hybrid',
+  explain: false,
+  min_score: 0,
+  highlight: false,
+} as const;
 
 /**
  * A service over one dataset, with a query embedder that records what it is given. Its legs find
@@ -77,6 +85,7 @@ function setUp({
     }),
     queryVectors,
     strictMock<RerankService>({ current: () => reranker }),
+    strictMock<Highlights>({}),
     config,
     { candidates: 20 },
   );

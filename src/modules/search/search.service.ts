@@ -30,6 +30,7 @@ import { withinSearchDeadline } from 'src/modules/search/search-deadline.js';
 import type { EarlyVector } from 'src/modules/search/search.types.js';
 import { hybridCandidates, SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
+import { Highlights } from 'src/modules/search/highlights.js';
 import { givenUp, QueryVectors } from 'src/modules/search/query-vectors.js';
 
 /** Runs of a search at most, while what it reads changes under it (`SearchService.search`). */
@@ -47,6 +48,8 @@ export interface SearchOptions {
   weights?: { keyword?: number; semantic?: number };
   /** At most this many results of one document, its best (none by default). */
   max_per_document?: number;
+  /** Add to each result the spans of its content that matched the query (`Highlights`). */
+  highlight?: boolean;
 }
 
 /**
@@ -73,6 +76,7 @@ export class SearchService {
     private readonly embedding: EmbeddingService,
     private readonly queryVectors: QueryVectors,
     private readonly reranking: RerankService,
+    private readonly highlights: Highlights,
     @Inject(SEARCH_CONFIG) private readonly config: SearchConfig,
     @Inject(RERANK_CONFIG) private readonly rerank: Pick<RerankConfig, 'candidates'>,
   ) {}
@@ -85,18 +89,14 @@ export class SearchService {
     this.checkQuery(request.query, 'query');
     const several = datasetsOf(request);
     return this.withinDeadline(async (deadline) => {
-      if (several) {
-        const prepared = await this.prepareAll(caller, several, request, [request.query], {
-          early,
-          deadline,
-        });
-        return this.across(prepared, request.query, request, deadline);
-      }
-      const prepared = await this.prepare(caller, request.dataset_id, request, [request.query], {
-        early,
-        deadline,
-      });
-      return this.search(prepared, request.query, request, deadline);
+      const prepared = several
+        ? await this.prepareAll(caller, several, request, [request.query], { early, deadline })
+        : await this.prepare(caller, request.dataset_id, request, [request.query], { early, deadline });
+      const results = Array.isArray(prepared)
+        ? await this.across(prepared, request.query, request, deadline)
+        : await this.search(prepared, request.query, request, deadline);
+      if (request.highlight) await this.highlight(prepared, [{ query: request.query, results }], deadline);
+      return results;
     });
   }
 
@@ -120,14 +120,37 @@ export class SearchService {
         ? await this.prepareAll(caller, several, request, queries, { deadline })
         : await this.prepare(caller, request.dataset_id, request, queries, { deadline });
       let answered = 0;
-      return mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
+      const answers = await mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
         const results = Array.isArray(prepared)
           ? await this.across(prepared, query, request, deadline)
           : await this.search(prepared, query, request, deadline);
         onAnswered?.(++answered);
         return { query, results };
       });
+      // Once every query is answered: one statement for the whole batch's results.
+      if (request.highlight) await this.highlight(prepared, answers, deadline);
+      return answers;
     });
+  }
+
+  /**
+   * Highlights on the answers' results, with the text search configuration of each result's dataset:
+   * a statement for each configuration among the datasets searched (one, nearly always).
+   */
+  private async highlight(
+    prepared: PreparedSearch | PreparedSearch[],
+    answers: { query: string; results: SearchResultDto[] }[],
+    deadline: AbortSignal,
+  ): Promise<void> {
+    if (!Array.isArray(prepared)) return this.highlights.add(prepared.dataset.language, answers, deadline);
+    const languages = new Map(prepared.map(({ dataset }) => [dataset.id, dataset.language]));
+    for (const language of new Set(languages.values())) {
+      const ofLanguage = answers.map(({ query, results }) => ({
+        query,
+        results: results.filter((result) => languages.get(result.dataset_id!) === language),
+      }));
+      await this.highlights.add(language, ofLanguage, deadline);
+    }
   }
 
   /**

@@ -38,6 +38,7 @@ export class CitedResultDto extends PickType(SearchResultDto, [
   'char_end',
   'score',
   'content',
+  'highlights',
 ] as const) {
   @ApiProperty({ description: 'The chunk id; fetch it to read the passage with the text around it' })
   id!: string;
@@ -175,6 +176,7 @@ export function toCitedResult(result: SearchResultDto, datasetId: string, base: 
     char_end: result.char_end,
     score: result.score,
     content: result.content,
+    ...(result.highlights && { highlights: result.highlights }),
     metadata,
   };
 }

@@ -153,6 +153,18 @@ class SearchOptionsDto {
   explain: boolean = false;
 
   @ApiPropertyOptional({
+    default: false,
+    example: true,
+    description:
+      "Extension: add to each result `highlights`, the spans of its `content` that hold the query's terms as keyword " +
+      'search reads them (stemmed, without stop words; pairs of characters in Chinese and Japanese), as offsets ' +
+      'into `content`',
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsBoolean({ message: 'must be a boolean' })
+  highlight: boolean = false;
+
+  @ApiPropertyOptional({
     minimum: 0,
     maximum: 1,
     default: 0,
@@ -226,6 +238,25 @@ export class BatchQueryDto extends SearchOptionsDto {
   @IsArray({ message: 'must be an array of strings' })
   @IsDefined({ message: 'is required' })
   queries!: string[];
+}
+
+/** A span of a result's `content` that matched the query. */
+export class HighlightDto {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Where the span starts in `content`, in UTF-16 code units (a JavaScript string index)',
+    example: 46,
+  })
+  start!: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Where it ends (exclusive): the matched text is `content.slice(start, end)`',
+    example: 49,
+  })
+  end!: number;
 }
 
 export class SearchResultDto {
@@ -389,6 +420,18 @@ export class SearchResultDto {
 
   @ApiPropertyOptional({ description: 'explain: reranker probability', example: 0.97 })
   rerank_score?: number;
+
+  @ApiPropertyOptional({
+    type: [HighlightDto],
+    description:
+      'highlight: the spans of `content` that hold a term of the query, sorted, apart from one another (touching ' +
+      'ones are merged); empty when none does (a result found by meaning alone)',
+    example: [
+      { start: 3, end: 10 },
+      { start: 46, end: 49 },
+    ],
+  })
+  highlights?: HighlightDto[];
 }
 
 export class QueryResponseDto {

@@ -15,6 +15,7 @@ import type { RerankService } from 'src/modules/search/rerank/rerank.service.js'
 import type { SearchConfig } from 'src/modules/search/search.config.js';
 import { SearchLegs } from 'src/modules/search/search-legs.js';
 import type { SearchReads } from 'src/modules/search/search-reads.js';
+import type { Highlights } from 'src/modules/search/highlights.js';
 import { SearchService } from 'src/modules/search/search.service.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
 import type { VectorLeg } from 'src/modules/search/vector-leg.js';
@@ -121,6 +122,7 @@ async function setUp() {
     strictMock<EmbeddingService>(embedding),
     queryVectors,
     strictMock<RerankService>({ current: () => null }),
+    strictMock<Highlights>({}),
     config,
     { candidates: 20 },
   );
@@ -172,6 +174,7 @@ describe('EvaluationService', () => {
         weights,
         rerank: false,
         explain: false,
+        highlight: false,
         min_score: 0,
       });
       expect(results).toHaveLength(EVALUATION_DEPTH);
