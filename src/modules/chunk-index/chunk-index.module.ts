@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChunkExportRepository } from 'src/modules/chunk-index/chunk-export.repository.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
@@ -15,7 +16,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
  * `ChunkVectorsRepository`), the state's reads through `IndexStateRepository`, a search's reads
  * through `PostingsRepository` (postings) and `ChunkReadsRepository` (chunks, nearest chunks, the
  * filters' counts), chunks read as passages to cite and read (MCP, and a document's text and chunks over REST)
- * through `PassagesRepository`; the
+ * through `PassagesRepository`, a dataset's chunks read out for an export through `ChunkExportRepository`; the
  * HNSW indexes of single large datasets are built and dropped through `DatasetVectorIndexRepository`.
  * Features import this module, and it imports none of them.
  */
@@ -29,6 +30,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     DatasetVectorIndexRepository,
     PostingsRepository,
     PassagesRepository,
+    ChunkExportRepository,
   ],
   exports: [
     ChunkIndexRepository,
@@ -39,6 +41,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     DatasetVectorIndexRepository,
     PostingsRepository,
     PassagesRepository,
+    ChunkExportRepository,
   ],
 })
 export class ChunkIndexModule {}

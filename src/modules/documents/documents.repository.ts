@@ -111,6 +111,35 @@ export class DocumentsRepository {
     return row?.content ?? null;
   }
 
+  /** A page of the dataset's documents in the order of their ids, after `afterId`, in the caller's snapshot. */
+  pageInOrder(tx: Tx, datasetId: string, afterId: string, limit: number): Promise<DocumentEntity[]> {
+    return tx
+      .getRepository(DocumentEntity)
+      .createQueryBuilder('d')
+      .where('d.dataset_id = :datasetId AND d.id > :afterId', { datasetId, afterId })
+      .orderBy('d.id', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** How many documents the dataset holds, in the caller's snapshot. */
+  async countIn(tx: Tx, datasetId: string): Promise<number> {
+    const [row] = await tx.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM documents WHERE dataset_id = $1`,
+      [datasetId],
+    );
+    return row.n;
+  }
+
+  /** `findSource` in the caller's transaction (an export reads one snapshot). */
+  async sourceIn(tx: Tx, documentId: string): Promise<Buffer | null> {
+    const [row] = await tx.query<{ content: Buffer }[]>(
+      `SELECT content FROM document_sources WHERE document_id = $1`,
+      [documentId],
+    );
+    return row?.content ?? null;
+  }
+
   findForUpdate(tx: Tx, datasetId: string, documentId: string): Promise<DocumentEntity | null> {
     return tx
       .getRepository(DocumentEntity)
