@@ -284,6 +284,17 @@ describe('Exporting and importing a dataset', () => {
     expect(openai.inputs.slice(embedded).filter((input) => !QUERIES.includes(input))).toEqual([]);
   });
 
+  it('answers a repeated Idempotency-Key with the first import, creating nothing twice', async () => {
+    const send = () =>
+      importOf(archive, other, t, '?name=Replayed%20lamps').set('Idempotency-Key', 'transfer-replay-1');
+    const first = await send().expect(201);
+    const before = await rowCounts();
+    const again = await send().expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(await rowCounts()).toEqual(before);
+  });
+
   it('imports into another account under another name, and refuses a name taken there', async () => {
     const first = await importOf(archive, other, t, '?name=Borrowed%20lamps').expect(201);
     expect(first.body).toMatchObject({ name: 'Borrowed lamps', document_count: 3 });

@@ -10,6 +10,7 @@ import { ApiErrors } from 'src/common/http/api-errors.decorator.js';
 import { Created } from 'src/common/http/created.decorator.js';
 import { Accepts } from 'src/common/http/request-body.interceptor.js';
 import { streamedBodyOf } from 'src/common/http/streamed-body.js';
+import { Idempotent } from 'src/common/idempotency/idempotent.decorator.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { Auth, CurrentAccount, CurrentPrincipal } from 'src/modules/auth/auth.decorators.js';
 import type { AccountPrincipal, Principal } from 'src/modules/auth/auth.types.js';
@@ -99,6 +100,7 @@ export class DatasetTransferController {
   @Created(DatasetImportResponseDto, '/v1/datasets/{id}')
   @Auth({ scope: 'datasets:write' })
   @Accepts(ARCHIVE_MEDIA_TYPE, 'application/octet-stream')
+  @Idempotent({ streamedBodyBytes: IMPORT_MAX_BYTES })
   @ApiOperation({
     operationId: 'importDataset',
     summary: 'Import a dataset archive into a new dataset',
@@ -126,12 +128,13 @@ export class DatasetTransferController {
       'archive_unknown_document',
       'request_aborted',
       'validation_error',
+      'invalid_idempotency_key',
     ],
     403: ['grant_restricted'],
-    409: ['dataset_name_conflict'],
+    409: ['dataset_name_conflict', 'idempotency_key_in_progress'],
     413: ['payload_too_large'],
     415: ['unsupported_media_type'],
-    422: ['archive_over_limits', 'dataset_limit_reached'],
+    422: ['archive_over_limits', 'dataset_limit_reached', 'idempotency_key_reused'],
   })
   async import(
     @CurrentAccount() caller: AccountPrincipal,
