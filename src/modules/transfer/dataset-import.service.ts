@@ -4,7 +4,7 @@ import type { StreamedBody } from 'src/common/http/streamed-body.js';
 import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
-import { AppError, CommonErrors } from 'src/common/errors/app-error.js';
+import { AppError } from 'src/common/errors/app-error.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
 import { type AccountPrincipal, actorOf } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
@@ -28,6 +28,7 @@ import type {
 } from 'src/modules/transfer/archive-format.js';
 import { archiveRecords, type NumberedRecord } from 'src/modules/transfer/archive-reader.js';
 import { ImportWriter, type ImportTotals } from 'src/modules/transfer/import-writer.js';
+import { spool } from 'src/modules/transfer/spooled-body.js';
 import { TransferErrors } from 'src/modules/transfer/transfer.errors.js';
 
 const validation = new AppValidationPipe();
@@ -45,9 +46,9 @@ export interface ImportResult extends ImportTotals {
 }
 
 /**
- * `POST /v1/datasets/import`: an archive read as it arrives into a new dataset of the caller's
- * account, in one transaction, so that a refusal anywhere in it (or a client gone mid-way) leaves
- * nothing. Chunks are indexed through the index's own writes (`ChunkIndexRepository.appendChunks`),
+ * `POST /v1/datasets/import`: an archive, spooled to a temporary file as it arrives, then read a record
+ * at a time into a new dataset of the caller's account, in one transaction, so that a refusal anywhere
+ * in it leaves nothing. Chunks are indexed through the index's own writes (`ChunkIndexRepository.appendChunks`),
  * so postings and statistics are what indexing makes; their vectors are kept when they are of the
  * service's model, and otherwise dropped and built again in the background (a re-embedding request).
  */
@@ -71,7 +72,8 @@ export class DatasetImportService {
   async import(caller: AccountPrincipal, body: StreamedBody, name?: string): Promise<ImportResult> {
     // A grant for chosen datasets does not reach datasets created after it.
     if (caller.datasetIds !== null) throw DatasetErrors.grantRestricted();
-    const records = archiveRecords(body.chunks())[Symbol.asyncIterator]();
+    const spooled = await spool(body, IMPORT_MAX_BYTES);
+    const records = archiveRecords(spooled.read())[Symbol.asyncIterator]();
     try {
       const manifest = await expect(records, 'manifest', 1);
       const datasetRecord = await expect(records, 'dataset', 2);
@@ -93,7 +95,6 @@ export class DatasetImportService {
           chunkIndex: this.chunkIndex,
         });
         const totals = await writer.writeAll(records);
-        if (body.exceeded) throw CommonErrors.payloadTooLarge(IMPORT_MAX_BYTES);
         await this.datasets.adjustDocumentCount(tx, dataset.id, totals.documents);
         return { dataset: { ...dataset, documentCount: totals.documents }, totals, queued: writer.queued };
       });
@@ -107,6 +108,7 @@ export class DatasetImportService {
       };
     } finally {
       await records.return?.(undefined);
+      await spooled.remove();
     }
   }
 
