@@ -126,7 +126,7 @@ try {
         });
         if (response.status !== 200) throw new Error(`search: ${response.status} ${await response.text()}`);
         const { results } = await response.json();
-        answers.push(JSON.stringify(results.map(({ chunk_id: _c, document_id: _d, ...rest }) => rest)));
+        answers.push(results.map(({ chunk_id: _c, document_id: _d, ...rest }) => JSON.stringify(rest)));
       }
     }
     return answers;
@@ -196,6 +196,12 @@ try {
        FROM datasets d JOIN dataset_index i ON i.dataset_seq = d.seq WHERE d.id = ANY($1) ORDER BY d.id = $2 DESC`,
     [[datasetId, body.id], datasetId],
   );
+  const vectors = await db.query(
+    `SELECT md5(string_agg(c.embedding::text, ',' ORDER BY c.content, c.embedding::text)) AS digest
+       FROM datasets d JOIN chunks c ON c.dataset_seq = d.seq WHERE d.id = ANY($1) GROUP BY d.id`,
+    [[datasetId, body.id]],
+  );
+  result.vectors_equal = vectors.rows.length === 2 && vectors.rows[0].digest === vectors.rows[1].digest;
   result.index = {
     source: rows[0],
     copy: rows[1],
@@ -204,13 +210,28 @@ try {
 
   await db.query('VACUUM ANALYZE');
   const after = await searchAll(body.id);
-  result.searches = Object.fromEntries(
-    MODES.map((mode, m) => {
-      const slice = (answers) => answers.slice(m * queries.length, (m + 1) * queries.length);
-      const [a, b] = [slice(before), slice(after)];
-      return [mode, { queries: a.length, identical_top10: a.filter((answer, i) => answer === b[i]).length }];
-    }),
-  );
+  // The source again, now that its copy shares the HNSW graph: the vector leg walks an approximate
+  // graph, whose walks change with what else it holds.
+  const sourceAfter = await searchAll(datasetId);
+  const compare = (a, b) =>
+    Object.fromEntries(
+      MODES.map((mode, m) => {
+        const range = (answers) => answers.slice(m * queries.length, (m + 1) * queries.length);
+        const [x, y] = [range(a), range(b)];
+        const identical = x.filter((answer, i) => JSON.stringify(answer) === JSON.stringify(y[i])).length;
+        const overlap =
+          x.reduce(
+            (sum, answer, i) =>
+              sum + answer.filter((hit) => y[i].includes(hit)).length / Math.max(answer.length, 1),
+            0,
+          ) / x.length;
+        return [mode, { queries: x.length, identical_top10: identical, mean_top10_overlap: round(overlap) }];
+      }),
+    );
+  result.searches = {
+    copy_vs_source_before_import: compare(before, after),
+    copy_vs_source_after_import: compare(sourceAfter, after),
+  };
   console.log('index', result.index, 'searches', result.searches);
   rss.stop();
   console.log(`wrote ${writeResult('transfer', result)}`);

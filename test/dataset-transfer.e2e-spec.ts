@@ -70,7 +70,7 @@ function withContent(record: ArchiveRecord, content: Buffer): ArchiveRecord {
 
 function vectorOf(values: number[]): string {
   const bytes = Buffer.alloc(values.length * 4);
-  values.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
+  values.forEach((value, i) => bytes.writeFloatBE(value, i * 4));
   return bytes.toString('base64');
 }
 

@@ -9,8 +9,11 @@ export interface StoredChunk {
   page: number | null;
   charStart: number;
   charEnd: number;
-  /** Float32 values exactly as stored (pgvector keeps `real`s), or null for a chunk without a vector. */
-  vector: number[] | null;
+  /**
+   * The float32 values exactly as stored, big-endian (pgvector's binary form without its header), or
+   * null for a chunk without a vector.
+   */
+  vector: Buffer | null;
 }
 
 /**
@@ -27,10 +30,11 @@ export class ChunkExportRepository {
     limit: number,
     { vectors }: { vectors: boolean },
   ): Promise<StoredChunk[]> {
-    // real[] rather than pgvector's text: node-postgres parses it into numbers, each exact as a float32.
+    // pgvector's binary send form (dimension and a spare int16, then the floats): neither text nor an
+    // array to parse, which cost more than the rest of an export together.
     return tx.query<StoredChunk[]>(
       `SELECT ordinal, content, token_count AS "tokenCount", page, char_start AS "charStart",
-              char_end AS "charEnd", ${vectors ? 'embedding::real[]' : 'NULL::real[]'} AS vector
+              char_end AS "charEnd", ${vectors ? 'substring(vector_send(embedding) FROM 5)' : 'NULL::bytea'} AS vector
          FROM chunks WHERE document_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`,
       [documentId, afterOrdinal, limit],
     );

@@ -86,7 +86,7 @@ export interface ChunkRecord {
   char_end: number;
   /** What the chunk is indexed with for the keyword leg besides its content (title, headings). */
   context: string | null;
-  /** Little-endian float32 values, base64; null for a chunk without a vector. */
+  /** Big-endian float32 values (pgvector's binary order), base64; null for a chunk without a vector. */
   vector: string | null;
 }
 
@@ -103,10 +103,10 @@ export function recordLine(record: ArchiveRecord): Buffer {
   return Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
 }
 
-/** A vector as the archive carries it: its float32 bytes, little-endian, base64. */
+/** A vector as the archive carries it: its float32 bytes, big-endian, base64. */
 export function encodeVector(values: readonly number[]): string {
   const bytes = Buffer.alloc(values.length * 4);
-  values.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
+  values.forEach((value, i) => bytes.writeFloatBE(value, i * 4));
   return bytes.toString('base64');
 }
 
@@ -121,7 +121,7 @@ export function decodeVector(encoded: string, dimensions: number, place: Archive
   }
   const values = new Array<number>(dimensions);
   for (let i = 0; i < dimensions; i++) {
-    const value = bytes.readFloatLE(i * 4);
+    const value = bytes.readFloatBE(i * 4);
     if (!Number.isFinite(value)) throw TransferErrors.invalidVector(`value ${i} is not finite`, place);
     values[i] = value;
   }

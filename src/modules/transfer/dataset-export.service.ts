@@ -14,7 +14,6 @@ import {
   ARCHIVE_VERSION,
   type ArchiveRecord,
   type EmbeddingModelRecord,
-  encodeVector,
   type FusionRecord,
   recordLine,
 } from 'src/modules/transfer/archive-format.js';
@@ -156,7 +155,7 @@ export class DatasetExportService {
           char_start: chunk.charStart,
           char_end: chunk.charEnd,
           context: contextOf(chunk.ordinal),
-          vector: chunk.vector ? encodeVector(chunk.vector) : null,
+          vector: chunk.vector ? chunk.vector.toString('base64') : null,
         });
         written += 1;
       }
