@@ -13,6 +13,7 @@
 // bounds the queries compared.
 import { createReadStream, createWriteStream, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -57,6 +58,7 @@ const key = apiKey(database.url);
 const result = { model: MODEL, dimensions: DIMS, replicas: REPLICAS };
 const folder = await mkdtemp(join(tmpdir(), 'bench-transfer-'));
 let server;
+let rss;
 try {
   const datasetId = 'ds_bench00000000000000000';
   const [seq] = await insertDatasets(db, key.account_id, [{ id: datasetId, name: 'bench' }], {
@@ -113,7 +115,7 @@ try {
     RATE_LIMIT_API_KEY: '10000000',
   });
   const auth = { Authorization: `Bearer ${key.api_key}` };
-  const rss = sampler(server.pid);
+  rss = sampler(server.pid);
 
   const searchAll = async (id) => {
     const answers = [];
@@ -170,14 +172,14 @@ try {
 
   rss.reset();
   const importStarted = performance.now();
-  const imported = await fetch(`${server.url}/v1/datasets/import?name=bench%20copy`, {
-    method: 'POST',
-    headers: { ...auth, 'Content-Type': 'application/gzip', 'Content-Length': String(statSync(file).size) },
-    body: Readable.toWeb(createReadStream(file)),
-    duplex: 'half',
+  // node:http: fetch gives up waiting for an answer's headers after five minutes.
+  const imported = await postFile(`${server.url}/v1/datasets/import?name=bench%20copy`, file, {
+    ...auth,
+    'Content-Type': 'application/gzip',
+    'Content-Length': String(statSync(file).size),
   });
   const importSeconds = (performance.now() - importStarted) / 1000;
-  const body = await imported.json();
+  const body = JSON.parse(imported.text);
   if (imported.status !== 201) throw new Error(`import: ${imported.status} ${JSON.stringify(body)}`);
   result.import = {
     seconds: round(importSeconds),
@@ -236,6 +238,7 @@ try {
   rss.stop();
   console.log(`wrote ${writeResult('transfer', result)}`);
 } finally {
+  rss?.stop();
   await server?.stop();
   await db.end();
   await database.drop();
@@ -246,8 +249,12 @@ try {
 function sampler(pid) {
   let peak = 0;
   const sample = () => {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    peak = Math.max(peak, Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024);
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      peak = Math.max(peak, Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024);
+    } catch {
+      // the server has exited
+    }
   };
   const timer = setInterval(sample, 100);
   sample();
@@ -259,6 +266,21 @@ function sampler(pid) {
     },
     stop: () => clearInterval(timer),
   };
+}
+
+function postFile(target, path, headers) {
+  return new Promise((resolve, reject) => {
+    const sent = request(target, { method: 'POST', headers }, (response) => {
+      const parts = [];
+      response.on('data', (part) => parts.push(part));
+      response.on('end', () =>
+        resolve({ status: response.statusCode, text: Buffer.concat(parts).toString() }),
+      );
+      response.on('error', reject);
+    });
+    sent.on('error', reject);
+    pipeline(createReadStream(path), sent).catch(reject);
+  });
 }
 
 function round(x) {

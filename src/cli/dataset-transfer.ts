@@ -1,4 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { rename, rm, stat } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -58,18 +60,40 @@ export async function importDataset(
   if (!info?.isFile()) throw new ImportError(`${options.path} is not a file`, 'path_not_found');
   const query = options.name === undefined ? '' : `?name=${encodeURIComponent(options.name)}`;
   const target = `${base(options.url)}/v1/datasets/import${query}`;
-  const response = await request(target, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${options.apiKey}`,
-      'Content-Type': 'application/gzip',
-      'Content-Length': String(info.size),
-    },
-    body: Readable.toWeb(createReadStream(options.path)),
-    duplex: 'half',
+  // node:http rather than fetch: the answer comes once the import has committed, which for a large
+  // archive is longer than fetch waits for response headers (five minutes).
+  const answer = await postFile(target, options.path, {
+    Authorization: `Bearer ${options.apiKey}`,
+    'Content-Type': 'application/gzip',
+    'Content-Length': String(info.size),
   });
-  if (!response.ok) throw await refusal(target, response);
-  return response.json();
+  if (answer.status !== 201) throw refusalOf(target, answer.status, answer.text);
+  return JSON.parse(answer.text) as unknown;
+}
+
+/** POSTs a file as the body and reads the whole answer, however long the server takes to give it. */
+function postFile(
+  target: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const url = new URL(target);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const sent = send(url, { method: 'POST', headers }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }),
+      );
+      response.on('error', reject);
+    });
+    sent.on('error', (error) =>
+      reject(new ImportError(`no answer from ${target}: ${error.message}`, 'server_unreachable')),
+    );
+    // A server that refuses early (a bad key) answers before the body is sent: its answer is kept.
+    pipeline(createReadStream(path), sent).catch(() => undefined);
+  });
 }
 
 function base(url: string): string {
@@ -87,7 +111,10 @@ async function request(target: string, init: RequestInit): Promise<Response> {
 
 /** The server's error body as the command's error, its code kept. */
 async function refusal(target: string, response: Response): Promise<ImportError> {
-  const text = await response.text();
+  return refusalOf(target, response.status, await response.text());
+}
+
+function refusalOf(target: string, status: number, text: string): ImportError {
   let body: { error?: string; code?: string } | null;
   try {
     body = JSON.parse(text) as { error?: string; code?: string };
@@ -95,7 +122,7 @@ async function refusal(target: string, response: Response): Promise<ImportError>
     body = null;
   }
   return new ImportError(
-    `${target} answered ${response.status}: ${body?.error ?? text.slice(0, 200)}`,
+    `${target} answered ${status}: ${body?.error ?? text.slice(0, 200)}`,
     body?.code ?? 'unexpected_answer',
   );
 }
