@@ -20,6 +20,7 @@ import { EarlyQueryEmbedding } from 'src/modules/search/early-query-embedding.js
 import { ReembeddingModule } from 'src/modules/embeddings/reembedding.module.js';
 import { FusionTuningModule } from 'src/modules/search/fusion-tuning.module.js';
 import { SearchModule } from 'src/modules/search/search.module.js';
+import { DatasetTransferModule } from 'src/modules/transfer/dataset-transfer.module.js';
 import { WebhookDeliveryModule } from 'src/modules/webhooks/delivery/webhook-delivery.module.js';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module.js';
 import { configModule, type Configuration } from 'src/configuration.js';
@@ -50,6 +51,7 @@ export class AppModule {
         DocumentsModule,
         SearchModule,
         ReembeddingModule,
+        DatasetTransferModule,
         McpModule,
         WebhooksModule,
       ],

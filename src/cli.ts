@@ -37,6 +37,8 @@ const USAGE = `Usage:
   node dist/cli.js oauth-clients list
   node dist/cli.js oauth-clients delete <client-id>
   node dist/cli.js documents import <dataset-id> <folder | file.jsonl> [--url <server>] [--api-key <key>]
+  node dist/cli.js datasets export <dataset-id> --out <file> [--url <server>] [--api-key <key>]
+  node dist/cli.js datasets import <file> [--name <name>] [--url <server>] [--api-key <key>]
 
 users create and users set-password read the password from standard input when it is not a terminal
 (one line; 12-1,024 characters); otherwise, or when the input is empty, they generate one and print it.
@@ -46,6 +48,11 @@ documents import uploads every file of a folder (recursively; hidden ones left o
 with --api-key (or DSS_API_KEY), in requests of at most 100 documents and 16 MiB, each with an
 Idempotency-Key made from its content, so that a re-run creates nothing twice. It needs no database.
 Progress goes to stderr; the summary line says which documents failed, and the exit code is 1 if any did.
+
+datasets export downloads a dataset's archive (docs/export-format.md) from the server into <file>, and
+datasets import uploads one to make a new dataset of the key's account (--name replaces the archive's
+name), both over HTTP with --url and --api-key (or DSS_URL, DSS_API_KEY) and no database. A refusal
+prints {"error", "code"} on stderr (the server's code, such as archive_corrupt) with exit code 1.
 
 config-table prints the README's tables of environment variables (markdown), from their declarations.
 
@@ -90,6 +97,7 @@ function parse(argv: string[]) {
         name: { type: 'string' },
         url: { type: 'string' },
         'api-key': { type: 'string' },
+        out: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -112,6 +120,9 @@ async function run(argv: string[]): Promise<number | void> {
   const [group, command, argument] = positionals;
   // A client of the public API: neither the configuration nor a database is needed.
   if (group === 'documents') return importCommand(positionals.slice(1), values);
+  if (group === 'datasets' && (command === 'export' || command === 'import')) {
+    return transferCommand(positionals.slice(1), values);
+  }
   // The declarations alone: the environment need not be valid.
   if (group === 'config-table' && command === undefined) {
     process.stdout.write(`${configTable()}\n`);
@@ -218,6 +229,37 @@ async function importCommand(args: string[], values: { url?: string; 'api-key'?:
     });
     print(summary);
     return summary.failed > 0 ? 1 : 0;
+  } catch (error) {
+    if (!(error instanceof ImportError)) throw error;
+    process.stderr.write(`${JSON.stringify({ error: error.message, code: error.code })}\n`);
+    return 1;
+  }
+}
+
+async function transferCommand(
+  args: string[],
+  values: { url?: string; 'api-key'?: string; out?: string; name?: string },
+): Promise<number> {
+  const [command, argument, extra] = args;
+  if (!argument || extra !== undefined) {
+    throw new UsageError(
+      command === 'export' ? 'datasets export needs <dataset-id>' : 'datasets import needs <file>',
+    );
+  }
+  if (command === 'export' && !values.out) throw new UsageError('datasets export needs --out <file>');
+  const env = process.env;
+  const apiKey = values['api-key'] ?? env.DSS_API_KEY;
+  if (!apiKey) throw new UsageError(`datasets ${command} needs --api-key <key> or DSS_API_KEY`);
+  const url = values.url ?? env.DSS_URL ?? 'http://localhost:3000';
+  const { ImportError } = await import('src/cli/documents-import.js');
+  const { exportDataset, importDataset } = await import('src/cli/dataset-transfer.js');
+  try {
+    print(
+      command === 'export'
+        ? await exportDataset({ url, apiKey, datasetId: argument, out: values.out! })
+        : await importDataset({ url, apiKey, path: argument, name: values.name }),
+    );
+    return 0;
   } catch (error) {
     if (!(error instanceof ImportError)) throw error;
     process.stderr.write(`${JSON.stringify({ error: error.message, code: error.code })}\n`);

@@ -15,4 +15,9 @@ export class TransactionRunner {
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction('READ COMMITTED', work);
   }
+
+  /** A transaction whose every statement reads one snapshot: a long read (an export) sees one state. */
+  snapshot<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction('REPEATABLE READ', work);
+  }
 }

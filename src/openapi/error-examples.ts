@@ -6,6 +6,7 @@ import { DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { ReembedErrors } from 'src/modules/embeddings/reembed.errors.js';
 import { McpErrors } from 'src/modules/mcp/mcp.errors.js';
 import { SearchErrors } from 'src/modules/search/search.errors.js';
+import { TransferErrors } from 'src/modules/transfer/transfer.errors.js';
 import { DeliveryErrors, WebhookErrors } from 'src/modules/webhooks/webhooks.errors.js';
 
 type ApiErrorCode = (typeof API_ERROR_CODES)[number];
@@ -38,6 +39,18 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   invalid_events: WebhookErrors.invalidEvents(['document.created']),
   invalid_webhook_url: WebhookErrors.invalidUrl('must use https'),
   invalid_host: new AppError(400, 'invalid_host', 'A valid Host header is required'),
+  archive_version_unsupported: TransferErrors.versionUnsupported('dss-dataset-archive', 2, { record: 1 }),
+  archive_corrupt: TransferErrors.corrupt('a record is not JSON (Unexpected end of JSON input)', {
+    record: 7,
+  }),
+  archive_truncated: TransferErrors.truncated('the gzip stream stops before its end'),
+  archive_size_mismatch: TransferErrors.sizeMismatch(5_120, 4_096, { record: 3, document_id: DOCUMENT_ID }),
+  archive_unsafe_path: TransferErrors.unsafePath('../../etc/passwd', { record: 3, document_id: DOCUMENT_ID }),
+  archive_invalid_vector: TransferErrors.invalidVector("383 dimensions where the archive's model has 384", {
+    record: 4,
+  }),
+  archive_duplicate_id: TransferErrors.duplicateId(DOCUMENT_ID, { record: 9, document_id: DOCUMENT_ID }),
+  archive_unknown_document: TransferErrors.unknownDocument(DOCUMENT_ID, { record: 4 }),
   authentication_required: CommonErrors.authenticationRequired(),
   invalid_api_key: CommonErrors.invalidApiKey(),
   invalid_token: CommonErrors.invalidAccessToken(),
@@ -81,6 +94,11 @@ export const ERROR_EXAMPLES: Record<ApiErrorCode, AppError> = {
   unprocessable_entity: new AppError(422, 'unprocessable_entity', 'Unprocessable Entity'),
   dataset_limit_reached: DatasetErrors.limitReached(),
   document_limit_reached: DocumentErrors.limitReached(),
+  archive_over_limits: TransferErrors.overLimits(
+    'documents_per_dataset',
+    'a dataset holds at most 10000 documents; this archive has 12000',
+    { record: 1 },
+  ),
   webhook_limit_reached: WebhookErrors.limitReached(),
   idempotency_key_reused: CommonErrors.idempotencyKeyReused(),
   rate_limit_exceeded: CommonErrors.rateLimited(1_800),

@@ -22,6 +22,14 @@ export const API_ERROR_CODES = [
   'invalid_events',
   'invalid_webhook_url',
   'invalid_host',
+  'archive_version_unsupported',
+  'archive_corrupt',
+  'archive_truncated',
+  'archive_size_mismatch',
+  'archive_unsafe_path',
+  'archive_invalid_vector',
+  'archive_duplicate_id',
+  'archive_unknown_document',
   // 401
   'authentication_required',
   'invalid_api_key',
@@ -63,6 +71,7 @@ export const API_ERROR_CODES = [
   'unprocessable_entity',
   'dataset_limit_reached',
   'document_limit_reached',
+  'archive_over_limits',
   'webhook_limit_reached',
   'idempotency_key_reused',
   // 429, 5xx

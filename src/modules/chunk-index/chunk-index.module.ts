@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChunkExportRepository } from 'src/modules/chunk-index/chunk-export.repository.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { ChunkVectorsRepository } from 'src/modules/chunk-index/chunk-vectors.repository.js';
@@ -17,7 +18,8 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
  * through `PostingsRepository` (postings) and `ChunkReadsRepository` (chunks, nearest chunks, the
  * filters' counts), chunks read as passages to cite and read (MCP, and a document's text and chunks over REST)
  * through `PassagesRepository`; texts parsed as the index parses them, to highlight what a query
- * matched, through `LexemesRepository`; the
+ * matched, through `LexemesRepository`; a dataset's chunks read out for an export through
+ * `ChunkExportRepository`; the
  * HNSW indexes of single large datasets are built and dropped through `DatasetVectorIndexRepository`.
  * Features import this module, and it imports none of them.
  */
@@ -32,6 +34,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     PostingsRepository,
     PassagesRepository,
     LexemesRepository,
+    ChunkExportRepository,
   ],
   exports: [
     ChunkIndexRepository,
@@ -43,6 +46,7 @@ import { PostingsRepository } from 'src/modules/chunk-index/postings.repository.
     PostingsRepository,
     PassagesRepository,
     LexemesRepository,
+    ChunkExportRepository,
   ],
 })
 export class ChunkIndexModule {}

@@ -38,6 +38,8 @@ export interface DocumentChunks {
   documentId: string;
   chunks: IndexedChunk[];
   embeddings: (VectorModel & { vectors: number[][] }) | null;
+  /** The ordinal of the first chunk given: a document written in parts (`appendChunks`) starts past 0. */
+  firstOrdinal?: number;
 }
 
 /** What a document's chunks counted for in their dataset's BM25 statistics. */
@@ -162,11 +164,29 @@ export class ChunkIndexRepository {
    * shared lock, vectors that would make their model the dataset's throw `ExclusiveLockNeeded` before
    * anything is written.
    */
-  async replaceChunks(
+  replaceChunks(
     tx: Tx,
     dataset: DatasetTarget,
     documents: DocumentChunks[],
     { shared = false } = {},
+  ): Promise<(string | null)[]> {
+    return this.writeChunks(tx, dataset, documents, { shared, replace: true });
+  }
+
+  /**
+   * `replaceChunks` without removing anything first: adds chunks to documents that have none from
+   * `firstOrdinal` on, so that a large document can be written in parts (an imported dataset, read as
+   * it arrives). The same statements, statistics and model rules; the caller holds the exclusive lock.
+   */
+  appendChunks(tx: Tx, dataset: DatasetTarget, documents: DocumentChunks[]): Promise<(string | null)[]> {
+    return this.writeChunks(tx, dataset, documents, { shared: false, replace: false });
+  }
+
+  private async writeChunks(
+    tx: Tx,
+    dataset: DatasetTarget,
+    documents: DocumentChunks[],
+    { shared, replace }: { shared: boolean; replace: boolean },
   ): Promise<(string | null)[]> {
     const [state] = await tx.query<VectorState[]>(
       `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions",
@@ -184,10 +204,12 @@ export class ChunkIndexRepository {
       }
       return generation;
     });
-    const previous = await this.deleteDocumentChunks(
-      tx,
-      documents.map((document) => document.documentId),
-    );
+    const previous = replace
+      ? await this.deleteDocumentChunks(
+          tx,
+          documents.map((document) => document.documentId),
+        )
+      : { chunks: 0, length: 0 };
     const length = await this.insertChunks(tx, dataset, documents, generations);
     if (state && adopted === null && state.embeddingModel !== null) {
       await tx.query(
@@ -305,11 +327,11 @@ export class ChunkIndexRepository {
     documents: DocumentChunks[],
     generations: ('current' | 'next' | null)[],
   ): Promise<number> {
-    const rows = documents.flatMap(({ documentId, chunks, embeddings }, d) =>
+    const rows = documents.flatMap(({ documentId, chunks, embeddings, firstOrdinal = 0 }, d) =>
       chunks.map((chunk, ordinal) => ({
         documentId,
         chunk,
-        ordinal,
+        ordinal: firstOrdinal + ordinal,
         vector: generations[d] ? embeddings!.vectors[ordinal] : null,
         next: generations[d] === 'next',
       })),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { Tx } from 'src/database/transaction.js';
 
 /** How each leg and each weight did on a dataset's pseudo-queries: nDCG@10 (docs/search.md). */
 export interface FusionEvidence {
@@ -76,9 +77,12 @@ export class FusionChoiceRepository {
     );
   }
 
-  /** Records a choice, replacing the dataset's last one; nothing when the dataset is gone meanwhile. */
-  async save(datasetSeq: string, choice: Omit<FusionChoice, 'chosenAt'>): Promise<void> {
-    await this.db.query(
+  /**
+   * Records a choice, replacing the dataset's last one; nothing when the dataset is gone meanwhile. In
+   * `tx` when given (an imported dataset's choice, written with it).
+   */
+  async save(datasetSeq: string, choice: Omit<FusionChoice, 'chosenAt'>, tx?: Tx): Promise<void> {
+    await (tx ?? this.db).query(
       `INSERT INTO dataset_fusion (dataset_seq, keyword_weight, semantic_weight, embedding_model, chunk_count,
                                    pseudo_queries, evidence)
        SELECT seq, $2, $3, $4, $5, $6, $7 FROM datasets WHERE seq = $1

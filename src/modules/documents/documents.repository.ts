@@ -128,6 +128,35 @@ export class DocumentsRepository {
     return row?.content ?? null;
   }
 
+  /** A page of the dataset's documents in the order of their ids, after `afterId`, in the caller's snapshot. */
+  pageInOrder(tx: Tx, datasetId: string, afterId: string, limit: number): Promise<DocumentEntity[]> {
+    return tx
+      .getRepository(DocumentEntity)
+      .createQueryBuilder('d')
+      .where('d.dataset_id = :datasetId AND d.id > :afterId', { datasetId, afterId })
+      .orderBy('d.id', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** How many documents the dataset holds, in the caller's snapshot. */
+  async countIn(tx: Tx, datasetId: string): Promise<number> {
+    const [row] = await tx.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM documents WHERE dataset_id = $1`,
+      [datasetId],
+    );
+    return row.n;
+  }
+
+  /** `findSource` in the caller's transaction (an export reads one snapshot). */
+  async sourceIn(tx: Tx, documentId: string): Promise<Buffer | null> {
+    const [row] = await tx.query<{ content: Buffer }[]>(
+      `SELECT content FROM document_sources WHERE document_id = $1`,
+      [documentId],
+    );
+    return row?.content ?? null;
+  }
+
   findForUpdate(tx: Tx, datasetId: string, documentId: string): Promise<DocumentEntity | null> {
     return tx
       .getRepository(DocumentEntity)
@@ -295,6 +324,15 @@ export class DocumentsRepository {
         ORDER BY d.id
           FOR UPDATE OF d`,
       [runs.map((run) => run.documentId), runs.map((run) => run.generation)],
+    );
+  }
+
+  /** Records the chunks documents have in the index outside a run's end (an import's documents). */
+  async setIndexedChunks(tx: Tx, documents: { documentId: string; chunks: number }[]): Promise<void> {
+    await tx.query(
+      `UPDATE documents d SET chunks_created = u.chunks
+         FROM unnest($1::text[], $2::int[]) AS u(id, chunks) WHERE d.id = u.id`,
+      [documents.map((document) => document.documentId), documents.map((document) => document.chunks)],
     );
   }
 
