@@ -91,6 +91,7 @@ describe('Location on 201', () => {
     expect(created.map(([operation]) => operation).sort()).toEqual([
       'post /v1/auth/session',
       'post /v1/datasets',
+      'post /v1/datasets/import',
       'post /v1/datasets/{dataset_id}/documents',
       'post /v1/datasets/{dataset_id}/documents/upload',
       'post /v1/webhooks',
