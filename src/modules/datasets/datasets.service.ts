@@ -51,30 +51,37 @@ export class DatasetsService {
   create(caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
     // A grant for chosen datasets does not reach datasets created after it.
     if (caller.datasetIds !== null) throw DatasetErrors.grantRestricted();
-    return this.transactions.run(async (tx) => {
-      await this.datasets.lockAccount(tx, caller.accountId);
-      if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
-        throw DatasetErrors.limitReached();
-      }
-      const dataset = await this.datasets.insert(tx, {
-        id: newId('ds'),
-        accountId: caller.accountId,
-        name: input.name,
-        description: input.description ?? null,
-        isPublic: input.is_public ?? false,
-        metadata: input.metadata ?? {},
-        language: input.language ?? 'english',
-      });
-      await this.indexState.create(tx, dataset);
-      await this.events.record(tx, caller.accountId, 'dataset.created', {
-        dataset_id: dataset.id,
-        name: dataset.name,
-        description: dataset.description,
-        is_public: dataset.isPublic,
-        created_by: actorOf(caller),
-      });
-      return dataset;
+    return this.transactions.run((tx) => this.createIn(tx, caller, input));
+  }
+
+  /**
+   * A new dataset of the caller's account, with its index state and its `dataset.created` event, in
+   * `tx`: under the account's lock, so that the per-account limit holds under concurrent creations (an
+   * import creates its dataset so too, in the transaction that writes its documents).
+   */
+  async createIn(tx: Tx, caller: AccountPrincipal, input: CreateDatasetDto): Promise<DatasetEntity> {
+    await this.datasets.lockAccount(tx, caller.accountId);
+    if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
+      throw DatasetErrors.limitReached();
+    }
+    const dataset = await this.datasets.insert(tx, {
+      id: newId('ds'),
+      accountId: caller.accountId,
+      name: input.name,
+      description: input.description ?? null,
+      isPublic: input.is_public ?? false,
+      metadata: input.metadata ?? {},
+      language: input.language ?? 'english',
     });
+    await this.indexState.create(tx, dataset);
+    await this.events.record(tx, caller.accountId, 'dataset.created', {
+      dataset_id: dataset.id,
+      name: dataset.name,
+      description: dataset.description,
+      is_public: dataset.isPublic,
+      created_by: actorOf(caller),
+    });
+    return dataset;
   }
 
   list(caller: AccountPrincipal, query: ListDatasetsQueryDto): Promise<Page<DatasetEntity>> {

@@ -1,25 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { StreamedBody } from 'src/common/http/streamed-body.js';
-import { newId } from 'src/common/ids/ids.js';
 import { LOGGER } from 'src/common/logging/logger.js';
 import { AppValidationPipe } from 'src/common/validation/validation.pipe.js';
 import { AppError } from 'src/common/errors/app-error.js';
 import { TransactionRunner, type Tx } from 'src/database/transaction.js';
-import { type AccountPrincipal, actorOf } from 'src/modules/auth/auth.types.js';
+import type { AccountPrincipal } from 'src/modules/auth/auth.types.js';
 import { ChunkIndexRepository } from 'src/modules/chunk-index/chunk-index.repository.js';
 import { FusionChoiceRepository } from 'src/modules/chunk-index/fusion-choice.repository.js';
-import { IndexStateRepository } from 'src/modules/chunk-index/index-state.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
-import { DATASETS_PER_ACCOUNT, DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
+import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
 import { DatasetsRepository } from 'src/modules/datasets/datasets.repository.js';
+import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import { CreateDatasetDto } from 'src/modules/datasets/dto/dataset.dto.js';
 import { DOCUMENT_LIMITS } from 'src/modules/documents/documents.errors.js';
 import { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import { DocumentsService } from 'src/modules/documents/documents.service.js';
 import { EmbeddingService } from 'src/modules/embeddings/embedding.service.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
-import { EventOutbox } from 'src/modules/events/domain-events.js';
 import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import type {
   DatasetRecord,
@@ -58,13 +56,12 @@ export class DatasetImportService {
     private readonly uploads: DocumentsService,
     private readonly documents: DocumentsRepository,
     private readonly datasets: DatasetsRepository,
-    private readonly indexState: IndexStateRepository,
+    private readonly datasetsService: DatasetsService,
     private readonly fusion: FusionChoiceRepository,
     private readonly chunkIndex: ChunkIndexRepository,
     private readonly embedding: EmbeddingService,
     private readonly reembed: ReembedService,
     private readonly queue: IngestionQueue,
-    private readonly events: EventOutbox,
     private readonly transactions: TransactionRunner,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -119,20 +116,7 @@ export class DatasetImportService {
     record: DatasetRecord,
     manifest: ManifestRecord,
   ): Promise<DatasetEntity> {
-    await this.datasets.lockAccount(tx, caller.accountId);
-    if ((await this.datasets.countForAccount(tx, caller.accountId)) >= DATASETS_PER_ACCOUNT) {
-      throw DatasetErrors.limitReached();
-    }
-    const dataset = await this.datasets.insert(tx, {
-      id: newId('ds'),
-      accountId: caller.accountId,
-      name: input.name,
-      description: input.description ?? null,
-      isPublic: input.is_public ?? false,
-      metadata: input.metadata ?? {},
-      language: input.language ?? 'english',
-    });
-    await this.indexState.create(tx, dataset);
+    const dataset = await this.datasetsService.createIn(tx, caller, input);
     // The weights were chosen at the archive's model; the tuning chooses again at another.
     if (record.fusion && manifest.embedding) {
       await this.fusion.save(
@@ -150,13 +134,6 @@ export class DatasetImportService {
     }
     // Nobody else sees the dataset before the commit; the lock keeps the index's writers' rule all the same.
     await this.chunkIndex.lockDataset(tx, dataset.id);
-    await this.events.record(tx, caller.accountId, 'dataset.created', {
-      dataset_id: dataset.id,
-      name: dataset.name,
-      description: dataset.description,
-      is_public: dataset.isPublic,
-      created_by: actorOf(caller),
-    });
     return dataset;
   }
 
