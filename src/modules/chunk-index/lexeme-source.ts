@@ -208,44 +208,23 @@ function mappedCut({ text, from, to }: Mapped): MappedLexemeSource {
     outTo.push(point);
   };
   let copied = 0;
-  const units: [number, number][] = [];
-  let i = 0;
   let cut = false;
-  while (i < text.length) {
-    const cp = text.codePointAt(i)!;
-    const kind = cp < UNSPACED.length ? UNSPACED[cp] : 0;
-    if (kind === 0 || kind === MARK) {
-      i += cp > 0xffff ? 2 : 1;
-      continue;
-    }
+  forEachRun(text, (start, ends) => {
     cut = true;
-    const start = i;
-    units.length = 0;
-    while (i < text.length) {
-      const next = text.codePointAt(i)!;
-      if ((next < UNSPACED.length ? UNSPACED[next] : 0) !== kind) break;
-      let end = i + (next > 0xffff ? 2 : 1);
-      while (end < text.length) {
-        const mark = text.codePointAt(end)!;
-        if ((mark < UNSPACED.length ? UNSPACED[mark] : 0) !== MARK) break;
-        end += mark > 0xffff ? 2 : 1;
-      }
-      units.push([i, end]);
-      i = end;
-    }
+    const end = ends[ends.length - 1];
     copy(copied, start);
     if (start > 0 && !SPACE.test(text[start - 1])) space(start);
-    if (units.length === 1) copy(...units[0]);
+    if (ends.length === 1) copy(start, end);
     else {
-      copy(units[0][0], units[1][1]);
-      for (let u = 2; u < units.length; u++) {
-        space(units[u][0]);
-        copy(units[u - 1][0], units[u][1]);
+      copy(start, ends[1]);
+      for (let u = 2; u < ends.length; u++) {
+        space(ends[u - 1]);
+        copy(ends[u - 2], ends[u]);
       }
     }
-    if (i < text.length && !SPACE.test(text[i])) space(i);
-    copied = i;
-  }
+    if (end < text.length && !SPACE.test(text[end])) space(end);
+    copied = end;
+  });
   if (!cut) return { source: text, from, to };
   copy(copied, text.length);
   return { source: out, from: outFrom, to: outTo };
@@ -302,7 +281,23 @@ function cutUnspaced(text: string): string {
   if (!MAYBE_UNSPACED.test(text)) return text;
   let out = '';
   let copied = 0;
-  const units: string[] = [];
+  forEachRun(text, (start, ends) => {
+    const end = ends[ends.length - 1];
+    const before = start > 0 && !SPACE.test(text[start - 1]) ? ' ' : '';
+    const after = end < text.length && !SPACE.test(text[end]) ? ' ' : '';
+    out += text.slice(copied, start) + before + pairs(text, start, ends) + after;
+    copied = end;
+  });
+  return out === '' ? text : out + text.slice(copied);
+}
+
+/**
+ * Calls `visit` for each run of unspaced characters of one class (`UNSPACED`), with where it starts
+ * and where each of its units ends, a unit being a character with the combining marks after it:
+ * what `cutUnspaced` and `mappedCut` cut alike. `ends` is reused from one run to the next.
+ */
+function forEachRun(text: string, visit: (start: number, ends: number[]) => void): void {
+  const ends: number[] = [];
   let i = 0;
   while (i < text.length) {
     const cp = text.codePointAt(i)!;
@@ -312,7 +307,7 @@ function cutUnspaced(text: string): string {
       continue;
     }
     const start = i;
-    units.length = 0;
+    ends.length = 0;
     while (i < text.length) {
       const next = text.codePointAt(i)!;
       if ((next < UNSPACED.length ? UNSPACED[next] : 0) !== kind) break;
@@ -322,24 +317,21 @@ function cutUnspaced(text: string): string {
         if ((mark < UNSPACED.length ? UNSPACED[mark] : 0) !== MARK) break;
         end += mark > 0xffff ? 2 : 1;
       }
-      units.push(text.slice(i, end));
+      ends.push(end);
       i = end;
     }
-    const before = start > 0 && !SPACE.test(text[start - 1]) ? ' ' : '';
-    const after = i < text.length && !SPACE.test(text[i]) ? ' ' : '';
-    out += text.slice(copied, start) + before + pairs(units) + after;
-    copied = i;
+    visit(start, ends);
   }
-  return out === '' ? text : out + text.slice(copied);
 }
 
 /** ASCII's white space: what the parser ends a word at under any locale. */
 const SPACE = /[ \t\n\v\f\r]/;
 
-function pairs(units: string[]): string {
-  if (units.length === 1) return units[0];
-  let out = units[0] + units[1];
-  for (let u = 2; u < units.length; u++) out += ' ' + units[u - 1] + units[u];
+/** The run's overlapping pairs of units (`forEachRun`), apart by spaces; a run of one unit is itself. */
+function pairs(text: string, start: number, ends: number[]): string {
+  if (ends.length === 1) return text.slice(start, ends[0]);
+  let out = text.slice(start, ends[1]);
+  for (let u = 2; u < ends.length; u++) out += ' ' + text.slice(ends[u - 2], ends[u]);
   return out;
 }
 
