@@ -17,6 +17,7 @@
 // BENCH_DATASETS_RECALL=0 / BENCH_DATASETS_LATENCY=0 leave a part out.
 import { resolve } from 'node:path';
 import pg from 'pg';
+import { ndcgAt10 } from '../dist/modules/search/evaluation/metrics.js';
 import {
   apiKey,
   bulkUpload,
@@ -151,7 +152,7 @@ async function recallRun() {
             limit: 10,
           });
           const ranking = [...new Set(results.map((hit) => hit.metadata.source_id))];
-          perCase[name].ndcg.push(ndcg(ranking, relevant));
+          perCase[name].ndcg.push(ndcgAt10(ranking, relevant));
           perCase[name].recall.push(ranking.filter((id) => relevant.has(id)).length / relevant.size);
         }
       }
@@ -399,17 +400,6 @@ function summary() {
     }
   }
   console.log(`run ${result.run_seconds} s`);
-}
-
-function ndcg(ranking, relevant) {
-  const dcg = ranking
-    .slice(0, 10)
-    .reduce((sum, id, i) => sum + (relevant.get(id) ?? 0) / Math.log2(i + 2), 0);
-  const ideal = [...relevant.values()]
-    .sort((a, b) => b - a)
-    .slice(0, 10)
-    .reduce((sum, rel, i) => sum + rel / Math.log2(i + 2), 0);
-  return ideal === 0 ? 0 : dcg / ideal;
 }
 
 function mean(xs) {
