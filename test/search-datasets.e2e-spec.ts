@@ -137,3 +137,63 @@ describe('dataset_ids: one search over several datasets', () => {
     expect(lighthouses.dataset_id).toBe(datasets[1]);
   });
 });
+
+describe('dataset_ids: the vector leg of datasets of one model in one walk of their index', () => {
+  let t: TestApp;
+  let openai: FakeOpenAI;
+  let key: CreatedKey;
+  const datasets: string[] = [];
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAI();
+    // Every vector leg walks the HNSW index: over 3 datasets of 25 chunks, one walk finds the 50
+    // candidates; under a filter that passes a third of them, it comes short and each dataset ranks alone.
+    t = await startTestApp({ ...openAiEnv(openai), SEARCH_EXACT_SCAN_MAX_CHUNKS: '0' });
+    key = await t.createApiKey('walk-owner');
+    for (const topic of ['tides', 'lighthouses', 'harbours']) {
+      const id = await createDataset(t.http, key, { name: topic });
+      await ingest(
+        t,
+        key,
+        id,
+        Array.from({ length: 25 }, (_, i) => ({
+          content: `Log ${i} of the ${topic}: entry number ${i * 7} on the ${topic} at hour ${i % 24}.`,
+          metadata: { shift: i % 3 === 0 ? 'night' : 'day' },
+        })),
+      );
+      datasets.push(id);
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+    await openai?.close();
+  });
+
+  const search = async (body: object) =>
+    (
+      await t.http
+        .post('/v1/mcp/query')
+        .set(bearer(key))
+        .send({ query: 'entry of the night', mode: 'semantic', limit: 10, ...body })
+        .expect(200)
+    ).body.results as Result[];
+
+  it.each([
+    ['one walk for all', undefined],
+    ['each alone, the walk coming short', { shift: 'night' }],
+  ])('finds the nearest chunks of every dataset, as each searched alone does (%s)', async (_how, filters) => {
+    const alone = await Promise.all(
+      datasets.map(async (id) =>
+        (await search({ dataset_id: id, filters })).map((result) => ({ ...result, dataset_id: id })),
+      ),
+    );
+    const merged = await search({ dataset_ids: datasets, filters });
+    expect(merged).toHaveLength(10);
+    const expected = alone
+      .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
+      .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
+      .slice(0, 10)
+      .map(({ result }) => result);
+    expect(merged).toEqual(expected);
+  });
+});

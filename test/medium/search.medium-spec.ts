@@ -467,6 +467,74 @@ describe('Search reads', () => {
     });
   });
 
+  describe('ChunkReadsRepository.nearestAcross', () => {
+    const across = (overrides: Partial<Parameters<ChunkReadsRepository['nearestAcross']>[1]> = {}) => ({
+      datasetSeqs: [main.seq, other.seq],
+      model: MODEL,
+      vector: QUERY,
+      candidates: 10,
+      shown: 2,
+      condition: null as ReturnType<typeof where> | null,
+      ...overrides,
+    });
+    const named = (hits: { seq: string; datasetSeq: string }[]) =>
+      hits.map(({ seq: s, datasetSeq }) => [
+        Object.keys(chunks).find((name) => chunks[name].seq === s),
+        datasetSeq === main.seq ? 'main' : datasetSeq === other.seq ? 'other' : datasetSeq,
+      ]);
+
+    it("walks the HNSW index for the datasets' nearest chunks together, the first `shown` with metadata", async () => {
+      const client = await search.pool.connect();
+      try {
+        await client.query('SET enable_seqscan = off; SET enable_sort = off');
+        const plans: string[] = [];
+        const read: Read = async <T>(text: string, values?: unknown[]) => {
+          plans.push(JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows));
+          return (await client.query(text, values)).rows as T[];
+        };
+        const hits = await repository.nearestAcross(read, across());
+        expect(named(hits)).toEqual([
+          ['e0', 'other'],
+          ['a0', 'main'],
+          ['b0', 'main'],
+          ['a1', 'main'],
+          ['b1', 'main'],
+        ]);
+        expect(hits[1]).toEqual({
+          ...fullRow('a0', 'A'),
+          datasetSeq: main.seq,
+          distance: expect.any(Number),
+          removed: '0',
+        });
+        expect(hits[2]).not.toHaveProperty('metadata');
+        expect(plans).toHaveLength(1);
+        expect(plans[0]).toContain('chunks_embedding_3_idx');
+      } finally {
+        client.release(true);
+      }
+    });
+
+    it('gives only chunks of the documents passing the filter, of datasets still embedded by the model', async () => {
+      const guides = await repository.nearestAcross(
+        reads.statements(),
+        across({ condition: where({ category: 'guide' }) }),
+      );
+      expect(named(guides)).toEqual([
+        ['a0', 'main'],
+        ['a1', 'main'],
+      ]);
+      await withChange(
+        `UPDATE dataset_index SET embedding_model = 'another-model' WHERE dataset_seq = $1`,
+        `UPDATE dataset_index SET embedding_model = '${MODEL}' WHERE dataset_seq = $1`,
+        [other.seq],
+        async () => {
+          const hits = await repository.nearestAcross(reads.statements(), across());
+          expect(named(hits).map(([, dataset]) => dataset)).toEqual(['main', 'main', 'main', 'main']);
+        },
+      );
+    });
+  });
+
   describe('ChunkReadsRepository.passingDocuments', () => {
     it("counts the dataset's documents with chunks passing the filter, and their chunks", async () => {
       const passing = (filters: object) =>

@@ -2,7 +2,7 @@
 export async function mapConcurrently<T, R>(
   items: readonly T[],
   concurrency: number,
-  task: (item: T) => Promise<R>,
+  task: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
@@ -10,7 +10,7 @@ export async function mapConcurrently<T, R>(
     Array.from({ length: Math.min(concurrency, items.length) }, async () => {
       while (next < items.length) {
         const index = next++;
-        results[index] = await task(items[index]);
+        results[index] = await task(items[index], index);
       }
     }),
   );

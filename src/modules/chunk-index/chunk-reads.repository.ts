@@ -254,6 +254,50 @@ export class ChunkReadsRepository {
   }
 
   /**
+   * `nearest`'s walk of the HNSW index of the dimension for several datasets at once: their
+   * `candidates` chunks nearest to `vector` together, each with its dataset. A chunk of a dataset no
+   * longer embedded by `model` (checked in the statement's snapshot, as `nearest` does) is left out.
+   */
+  async nearestAcross(
+    read: Read,
+    query: {
+      datasetSeqs: string[];
+      model: string;
+      vector: number[];
+      candidates: number;
+      shown: number;
+      condition: DocumentCondition | null;
+    },
+  ): Promise<(NearChunk & { datasetSeq: string })[]> {
+    const { datasetSeqs, model, vector, candidates, shown, condition } = query;
+    const dims = vector.length;
+    const rendered = condition?.(6);
+    const passing = rendered
+      ? `AND EXISTS (SELECT FROM documents d WHERE d.id = c.document_id AND ${rendered.sql} OFFSET 0)`
+      : '';
+    const rows = await read<
+      NearChunk & { datasetSeq: string; metadata: ChunkRow['metadata'] | null; filename: string | null }
+    >(
+      `SELECT r.seq, r.id, r.content, r."documentId", r.ordinal, r.page, r."charStart", r."charEnd",
+         r.distance, r.dataset_seq::text AS "datasetSeq", m.metadata, m.filename,
+         s.chunks_removed::text AS removed
+       FROM (SELECT n.*, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
+         FROM (SELECT ${CHUNK_COLUMNS}, c.dataset_seq, c.embedding <=> $2::vector AS distance
+           FROM chunks c
+           WHERE c.dataset_seq = ANY($1::bigint[]) AND vector_dims(c.embedding) = ${dims} ${passing}
+           ORDER BY (c.embedding::halfvec(${dims})) <=> $2::halfvec(${dims})
+           LIMIT $3) n) r
+       JOIN dataset_index s ON s.dataset_seq = r.dataset_seq AND s.embedding_model = $5
+       LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
+         WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
+      [datasetSeqs, vectorParam(vector), candidates, shown, model, ...(rendered?.params ?? [])],
+    );
+    return rows
+      .sort((a, b) => a.distance - b.distance || Number(a.seq) - Number(b.seq))
+      .map(({ metadata, filename, ...row }) => (metadata === null ? row : { ...row, metadata, filename }));
+  }
+
+  /**
    * How many of the dataset's documents with chunks pass the filter, and the chunks they hold: how many
    * chunks each leg may return, which decides how it finds them (`scansExactly`, `ranksPassing`).
    * One statement through the documents' metadata index, whatever the number of queries.

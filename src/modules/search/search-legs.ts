@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { PassingDocuments } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import type { IndexState } from 'src/modules/chunk-index/index-state.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { KeywordLeg } from 'src/modules/search/keyword-leg.js';
@@ -33,24 +34,29 @@ export class SearchLegs {
     { dataset, index }: { dataset: Pick<DatasetEntity, 'id' | 'seq' | 'language'>; index: IndexState },
     query: string,
     run: { semantic: boolean; keyword: boolean },
-    request: LegRequest & { vector?: Promise<number[]> },
+    request: LegRequest & {
+      vector?: Promise<number[]>;
+      /** The vector leg's hits ranked with other datasets' (`VectorLeg.rankAcross`), or none. */
+      semanticHits?: Promise<LegHit[] | undefined>;
+    },
   ): Promise<{ semantic?: LegHit[]; keyword?: LegHit[] }> {
-    const { vector, ...leg } = request;
+    const { vector, semanticHits, ...leg } = request;
+    const alone = () =>
+      this.vectorLeg.rank(
+        {
+          id: dataset.id,
+          seq: dataset.seq,
+          chunks: index.chunkCount,
+          dimensions: index.embeddingDimensions!,
+          model: index.embeddingModel!,
+          ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
+        },
+        vector ?? this.queryVectors.one(query, leg.deadline),
+        { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
+      );
+    const ranked = () => (semanticHits ? semanticHits.then((hits) => hits ?? alone()) : alone());
     const [semantic, keyword] = await Promise.all([
-      run.semantic
-        ? this.vectorLeg.rank(
-            {
-              id: dataset.id,
-              seq: dataset.seq,
-              chunks: index.chunkCount,
-              dimensions: index.embeddingDimensions!,
-              model: index.embeddingModel!,
-              ownIndex: index.vectorIndexDimensions === index.embeddingDimensions,
-            },
-            vector ?? this.queryVectors.one(query, leg.deadline),
-            { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
-          )
-        : undefined,
+      run.semantic ? ranked() : undefined,
       run.keyword
         ? this.keywordLeg.rank(
             { id: dataset.id, seq: dataset.seq, language: dataset.language, chunkCount: index.chunkCount },
@@ -61,5 +67,31 @@ export class SearchLegs {
         : undefined,
     ]);
     return { semantic, keyword };
+  }
+
+  /**
+   * The vector leg of datasets of one model and dimension in one walk (`VectorLeg.rankAcross`): each
+   * dataset's hits by its seq, or null when they are best ranked one by one.
+   */
+  rankVectorsAcross(
+    datasets: {
+      dataset: Pick<DatasetEntity, 'seq'>;
+      index: IndexState;
+      passing?: Promise<PassingDocuments>;
+    }[],
+    vector: Promise<number[]>,
+    leg: Omit<LegRequest, 'passing'>,
+  ): Promise<Map<string, LegHit[]> | null> {
+    const [{ index }] = datasets;
+    return this.vectorLeg.rankAcross(
+      datasets.map(({ dataset, index, passing }) => ({
+        seq: dataset.seq,
+        chunks: index.chunkCount,
+        passing,
+      })),
+      { model: index.embeddingModel!, dimensions: index.embeddingDimensions! },
+      vector,
+      { ...leg, candidates: Math.max(MIN_CANDIDATES, leg.candidates) },
+    );
   }
 }

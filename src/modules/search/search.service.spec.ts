@@ -23,6 +23,8 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 interface Legs {
   keyword?: KeywordLeg['rank'];
   semantic?: VectorLeg['rank'];
+  /** The vector leg of several datasets in one walk. */
+  across?: VectorLeg['rankAcross'];
   chunks?: ChunkReadsRepository['chunks'];
 }
 
@@ -43,7 +45,14 @@ function setUp({
   legs = { semantic: () => Promise.resolve([]), keyword: () => Promise.resolve([]) },
   reranker = null,
   batches = false,
-}: { legs?: Legs; reranker?: Reranker | null; batches?: boolean } = {}) {
+  indexes = {},
+}: {
+  legs?: Legs;
+  reranker?: Reranker | null;
+  batches?: boolean;
+  /** Datasets beside ds_1 (`ds_<seq>`), each with what its index differs in. */
+  indexes?: Record<string, Partial<IndexState>>;
+} = {}) {
   const embedQuery = jest.fn((_text: string, _signal?: AbortSignal) => Promise.resolve([1, 0]));
   // A provider that takes several queries at once answers each text with its length.
   const embedQueries = jest.fn((texts: string[], _signal?: AbortSignal) =>
@@ -71,14 +80,24 @@ function setUp({
   const search = new SearchService(
     new SearchLegs(
       strictMock<KeywordLeg>(legs.keyword ? { rank: legs.keyword } : {}),
-      strictMock<VectorLeg>(legs.semantic ? { rank: legs.semantic } : {}),
+      strictMock<VectorLeg>({
+        ...(legs.semantic ? { rank: legs.semantic } : {}),
+        ...(legs.across ? { rankAcross: legs.across } : {}),
+      }),
       queryVectors,
       config,
     ),
     strictMock<ChunkReadsRepository>(legs.chunks ? { chunks: legs.chunks } : {}),
-    strictMock<IndexStateRepository>({ of: () => Promise.resolve(index) }),
+    strictMock<IndexStateRepository>({
+      of: (_read, id) => Promise.resolve({ ...index, ...indexes[id] }),
+    }),
     strictMock<SearchReads>({ statements: () => () => Promise.resolve([]) }),
-    strictMock<DatasetsService>({ get: () => Promise.resolve(dataset as DatasetEntity) }),
+    strictMock<DatasetsService>({
+      get: (_caller, id) =>
+        Promise.resolve(
+          (id === dataset.id ? dataset : { ...dataset, id, seq: id.slice(3) }) as DatasetEntity,
+        ),
+    }),
     strictMock<EmbeddingService>({
       current: () => provider,
       forModel: ({ name }) => (name === provider.model ? provider : null),
@@ -174,6 +193,65 @@ describe('SearchService', () => {
     const results = await search.query(ANONYMOUS, { ...OPTIONS, dataset_id: 'ds_1', query: 'energy' });
     expect(keyword).toHaveBeenCalledTimes(2);
     expect(results.map((result) => result.chunk_id)).toEqual(['chk_7']);
+  });
+
+  describe('over several datasets', () => {
+    const hit = (seq: string): LegHit => ({
+      chunkSeq: seq,
+      score: 0.9,
+      relevance: 0.9,
+      removed: '0',
+      row: row(seq),
+    });
+    // ds_2 shares ds_1's model; ds_3 has an HNSW index of its own; ds_4's model is not the service's.
+    const indexes = {
+      ds_2: {},
+      ds_3: { vectorIndexDimensions: 2 },
+      ds_4: { embeddingModel: 'retired' },
+    };
+    const request = { ...OPTIONS, dataset_ids: ['ds_1', 'ds_2', 'ds_3', 'ds_4'], query: 'energy' };
+
+    it('ranks the vectors of the datasets of one model together, in one walk', async () => {
+      const across = jest.fn<VectorLeg['rankAcross']>(() =>
+        Promise.resolve(
+          new Map([
+            ['1', [hit('11')]],
+            ['2', [hit('21')]],
+          ]),
+        ),
+      );
+      const semantic = jest.fn<VectorLeg['rank']>(() => Promise.resolve([hit('31')]));
+      const { search } = setUp({ legs: { semantic, across, keyword: () => Promise.resolve([]) }, indexes });
+      const results = await search.query(ANONYMOUS, request);
+      expect(across).toHaveBeenCalledTimes(1);
+      expect(across.mock.calls[0][0].map(({ seq }) => seq)).toEqual(['1', '2']);
+      expect(across.mock.calls[0][3]).toMatchObject({ candidates: 50, shown: OPTIONS.limit });
+      // The dataset with an index of its own walks it alone; the one of another model runs no vector leg.
+      expect(semantic).toHaveBeenCalledTimes(1);
+      expect(semantic.mock.calls[0][0]).toMatchObject({ seq: '3', ownIndex: true });
+      expect(results.map((result) => [result.chunk_id, result.dataset_id])).toEqual([
+        ['chk_11', 'ds_1'],
+        ['chk_21', 'ds_2'],
+        ['chk_31', 'ds_3'],
+      ]);
+    });
+
+    it('ranks each dataset alone when one walk would not serve them', async () => {
+      const across = jest.fn<VectorLeg['rankAcross']>(() => Promise.resolve(null));
+      const semantic = jest.fn<VectorLeg['rank']>((dataset) => Promise.resolve([hit(`${dataset.seq}1`)]));
+      const { search } = setUp({ legs: { semantic, across, keyword: () => Promise.resolve([]) }, indexes });
+      const results = await search.query(ANONYMOUS, request);
+      expect(across).toHaveBeenCalledTimes(1);
+      expect(semantic.mock.calls.map(([dataset]) => dataset.seq).sort()).toEqual(['1', '2', '3']);
+      expect(results.map((result) => result.chunk_id)).toEqual(['chk_11', 'chk_21', 'chk_31']);
+    });
+
+    it('runs no shared walk for a keyword search', async () => {
+      const across = jest.fn<VectorLeg['rankAcross']>(() => Promise.resolve(null));
+      const { search } = setUp({ legs: { across, keyword: () => Promise.resolve([]) }, indexes });
+      expect(await search.query(ANONYMOUS, { ...request, mode: 'keyword' })).toEqual([]);
+      expect(across).not.toHaveBeenCalled();
+    });
   });
 
   it('embeds a batch’s distinct queries in one call where the provider takes several', async () => {

@@ -27,7 +27,7 @@ import { SEARCH_LIMITS, SearchErrors } from 'src/modules/search/search.errors.js
 import { EQUAL_WEIGHTS, fuse, type FusionWeights, withRows } from 'src/modules/search/fusion.js';
 import { round, toResult } from 'src/modules/search/search-results.js';
 import { withinSearchDeadline } from 'src/modules/search/search-deadline.js';
-import type { EarlyVector } from 'src/modules/search/search.types.js';
+import type { EarlyVector, LegHit } from 'src/modules/search/search.types.js';
 import { hybridCandidates, SearchLegs } from 'src/modules/search/search-legs.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 import { Highlights } from 'src/modules/search/highlights.js';
@@ -87,11 +87,11 @@ export class SearchService {
    */
   async query(caller: Principal, request: QueryDto, early?: EarlyVector): Promise<SearchResultDto[]> {
     this.checkQuery(request.query, 'query');
-    const several = datasetsOf(request);
+    const named = datasetsOf(request);
     return this.withinDeadline(async (deadline) => {
-      const prepared = several
-        ? await this.prepareAll(caller, several, request, [request.query], { early, deadline })
-        : await this.prepare(caller, request.dataset_id, request, [request.query], { early, deadline });
+      const prepared = Array.isArray(named)
+        ? await this.prepareAll(caller, named, request, [request.query], { early, deadline })
+        : await this.prepare(caller, named, request, [request.query], { early, deadline });
       const results = Array.isArray(prepared)
         ? await this.across(prepared, request.query, request, deadline)
         : await this.search(prepared, request.query, request, deadline);
@@ -114,11 +114,11 @@ export class SearchService {
     if (queries.length === 0)
       throw CommonErrors.validation([{ field: 'queries', issue: 'must hold at least one query' }]);
     queries.forEach((query, i) => this.checkQuery(query, `queries[${i}]`));
-    const several = datasetsOf(request);
+    const named = datasetsOf(request);
     return this.withinDeadline(async (deadline) => {
-      const prepared = several
-        ? await this.prepareAll(caller, several, request, queries, { deadline })
-        : await this.prepare(caller, request.dataset_id, request, queries, { deadline });
+      const prepared = Array.isArray(named)
+        ? await this.prepareAll(caller, named, request, queries, { deadline })
+        : await this.prepare(caller, named, request, queries, { deadline });
       let answered = 0;
       const answers = await mapConcurrently(queries, this.config.batchConcurrency, async (query) => {
         const results = Array.isArray(prepared)
@@ -182,8 +182,9 @@ export class SearchService {
     options: SearchOptions,
     deadline: AbortSignal,
   ): Promise<SearchResultDto[]> {
-    const lists = await mapConcurrently(prepared, this.config.batchConcurrency, async (one) =>
-      (await this.search(one, query, options, deadline)).map((result) => ({
+    const shared = this.vectorHitsAcross(prepared, query, options, deadline);
+    const lists = await mapConcurrently(prepared, this.config.batchConcurrency, async (one, d) =>
+      (await this.search(one, query, options, deadline, shared[d])).map((result) => ({
         ...result,
         dataset_id: one.dataset.id,
       })),
@@ -193,6 +194,47 @@ export class SearchService {
       .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
       .slice(0, options.limit)
       .map(({ result }) => result);
+  }
+
+  /**
+   * The vector leg's hits of each of the datasets that can share one walk of their HNSW index
+   * (`VectorLeg.rankAcross`): those of one model and dimension, whose query vector is the same, that
+   * have no index of their own and run the leg alike. By dataset, in `prepared`'s order; a dataset
+   * whose promise is absent, or comes to nothing, runs its vector leg alone.
+   */
+  private vectorHitsAcross(
+    prepared: PreparedSearch[],
+    query: string,
+    options: SearchOptions,
+    deadline: AbortSignal,
+  ): (Promise<LegHit[] | undefined> | undefined)[] {
+    const groups = new Map<string, number[]>();
+    prepared.forEach((one, d) => {
+      const { index } = one;
+      const { run, depth, shown } = this.plan(one, options);
+      if (!run.semantic || index.vectorIndexDimensions === index.embeddingDimensions) return;
+      const key = JSON.stringify([index.embeddingModel, index.embeddingDimensions, depth, shown]);
+      groups.set(key, [...(groups.get(key) ?? []), d]);
+    });
+    const shared: (Promise<LegHit[] | undefined> | undefined)[] = prepared.map(() => undefined);
+    for (const members of groups.values()) {
+      const first = prepared[members[0]];
+      const vector = first.vectors.get(query);
+      // Datasets not yet moved from a previous model have vectors of their own.
+      const alike = members.filter((d) => prepared[d].vectors.get(query) === vector);
+      if (alike.length < 2 || !vector) continue;
+      const { depth, shown } = this.plan(first, options);
+      const ranked = this.legs.rankVectorsAcross(
+        alike.map((d) => prepared[d]),
+        vector,
+        { filter: first.filter, candidates: depth, shown, deadline },
+      );
+      for (const d of alike) {
+        shared[d] = ranked.then((byDataset) => byDataset?.get(prepared[d].dataset.seq));
+        shared[d].catch(() => undefined); // awaited by its dataset's search, unless another fails first
+      }
+    }
+    return shared;
   }
 
   /**
@@ -305,9 +347,17 @@ export class SearchService {
     query: string,
     options: SearchOptions,
     deadline?: AbortSignal,
+    semanticHits?: Promise<LegHit[] | undefined>,
   ): Promise<SearchResultDto[]> {
     for (let attempt = 1; ; attempt++) {
-      const results = await this.searchOnce(prepared, query, options, deadline, attempt === VERSION_ATTEMPTS);
+      const last = attempt === VERSION_ATTEMPTS;
+      // Hits ranked with other datasets' are of the first attempt's moment: a later one ranks anew.
+      const shared = attempt === 1 ? semanticHits : undefined;
+      const results = await this.searchOnce(prepared, query, options, {
+        deadline,
+        last,
+        semanticHits: shared,
+      });
       if (results) return results;
     }
   }
@@ -321,44 +371,25 @@ export class SearchService {
     prepared: PreparedSearch,
     query: string,
     options: SearchOptions,
-    deadline: AbortSignal | undefined,
-    last: boolean,
+    {
+      deadline,
+      last,
+      semanticHits,
+    }: { deadline?: AbortSignal; last: boolean; semanticHits?: Promise<LegHit[] | undefined> },
   ): Promise<SearchResultDto[] | null> {
     // A batch's later query, taken up after the deadline: nothing of it starts.
     deadline?.throwIfAborted();
     const { dataset, index } = prepared;
-    const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(index);
-    const useKeyword = options.mode !== 'semantic';
-    const reranker = options.rerank ? this.reranking.current() : null;
-    // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more,
-    // or results are bounded per document, which takes as many candidates as a hybrid search.
-    const perDocument = options.max_per_document;
-    const grouped = perDocument !== undefined && perDocument < options.limit;
-    const candidates =
-      (useSemantic && useKeyword) || grouped ? hybridCandidates(options.limit) : options.limit;
-    const depth = reranker ? Math.max(candidates, this.rerank.candidates) : candidates;
-    // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
-    // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
-    const shown = reranker ? Math.max(options.limit, this.rerank.candidates) : options.limit;
-
-    const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
-    const { semantic, keyword } = await this.legs.rank(
-      { dataset, index },
-      query,
-      {
-        // A leg of weight 0 takes no part in the order, nor in the score: it need not run.
-        semantic: useSemantic && fusion?.weights.semantic !== 0,
-        keyword: useKeyword && fusion?.weights.keyword !== 0,
-      },
-      {
-        filter: prepared.filter,
-        passing: prepared.passing,
-        candidates: depth,
-        shown,
-        deadline,
-        vector: prepared.vectors.get(query),
-      },
-    );
+    const { reranker, run, depth, shown, fusion, perDocument } = this.plan(prepared, options);
+    const { semantic, keyword } = await this.legs.rank({ dataset, index }, query, run, {
+      filter: prepared.filter,
+      passing: prepared.passing,
+      candidates: depth,
+      shown,
+      deadline,
+      vector: prepared.vectors.get(query),
+      semanticHits,
+    });
     const versions = new Set([...(semantic ?? []), ...(keyword ?? [])].map((hit) => hit.removed));
     versions.delete(undefined);
     if (versions.size > 1 && !last) return null;
@@ -399,10 +430,35 @@ export class SearchService {
       kept,
       options.limit,
       read,
-      grouped ? atMostPerDocument(perDocument) : undefined,
+      perDocument !== undefined ? atMostPerDocument(perDocument) : undefined,
     );
     if (vanished && !last) return null;
     return top.map((entry) => toResult(entry, { explain: options.explain, fusion }));
+  }
+
+  /** What a search of the dataset runs: its legs, how deep they rank, and how their hits are fused. */
+  private plan(prepared: PreparedSearch, options: SearchOptions) {
+    const { index } = prepared;
+    const useSemantic = options.mode !== 'keyword' && !this.semanticUnavailable(index);
+    const useKeyword = options.mode !== 'semantic';
+    const reranker = options.rerank ? this.reranking.current() : null;
+    // A leg alone is the ranking: its first `limit` are the answer, unless a reranker reorders more,
+    // or results are bounded per document, which takes as many candidates as a hybrid search.
+    const perDocument = options.max_per_document;
+    const grouped = perDocument !== undefined && perDocument < options.limit;
+    const candidates =
+      (useSemantic && useKeyword) || grouped ? hybridCandidates(options.limit) : options.limit;
+    const depth = reranker ? Math.max(candidates, this.rerank.candidates) : candidates;
+    // The hits that can be shown, or that a reranker reads, come with their rows from the legs (a
+    // fused hit beyond a leg's first `shown` is read after the fusion, by `withRows`).
+    const shown = reranker ? Math.max(options.limit, this.rerank.candidates) : options.limit;
+    const fusion = useSemantic && useKeyword ? this.weightsOf(options, index) : undefined;
+    // A leg of weight 0 takes no part in the order, nor in the score: it need not run.
+    const run = {
+      semantic: useSemantic && fusion?.weights.semantic !== 0,
+      keyword: useKeyword && fusion?.weights.keyword !== 0,
+    };
+    return { reranker, run, depth, shown, fusion, perDocument: grouped ? perDocument : undefined };
   }
 
   /** The weights of a hybrid search: the request's, else the dataset's own, else equal ones. */
@@ -438,16 +494,16 @@ function keywordOnly(options: SearchOptions): boolean {
 }
 
 /**
- * The datasets of a search of `dataset_ids`, or null for one of `dataset_id`; 400 for both, or
- * neither (the DTO leaves both optional).
+ * The datasets of a search of `dataset_ids`, or the one of `dataset_id`; 400 for both, or neither
+ * (the DTO leaves both optional).
  */
-function datasetsOf(request: { dataset_id?: string; dataset_ids?: string[] }): string[] | null {
+function datasetsOf(request: { dataset_id?: string; dataset_ids?: string[] }): string[] | string {
   if (request.dataset_ids === undefined) {
     if (request.dataset_id === undefined)
       throw CommonErrors.validation([
         { field: 'dataset_id', issue: 'is required, unless dataset_ids is given' },
       ]);
-    return null;
+    return request.dataset_id;
   }
   if (request.dataset_id !== undefined)
     throw CommonErrors.validation([{ field: 'dataset_ids', issue: 'must not be given with dataset_id' }]);

@@ -2,7 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CHUNK_INDEX_CONFIG, type ChunkIndexConfig } from 'src/modules/chunk-index/chunk-index.config.js';
 import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.config.js';
 import type { Read } from 'src/database/read.js';
-import { ChunkReadsRepository } from 'src/modules/chunk-index/chunk-reads.repository.js';
+import {
+  ChunkReadsRepository,
+  type PassingDocuments,
+} from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { documentCondition } from 'src/modules/search/filters.js';
 import { type Calibration, calibrated, semanticCalibration } from 'src/modules/search/relevance.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
@@ -137,6 +140,63 @@ export class VectorLeg {
     // The index is shared by all datasets of this dimension: when the walk gave up before `candidates`
     // rows passed this dataset's filters, the exact scan over the rows it may return finds them all.
     return hits.length < candidates ? run(read, true) : hits;
+  }
+
+  /**
+   * The vector leg of several datasets of one model and dimension (none with an index of its own), in
+   * one walk of their shared HNSW index: the `candidates` chunks nearest to the query among all of
+   * them, by dataset (seq). What one walk passes for them together is about what a walk for one of
+   * them alone would (their share of the index is larger), where each alone is scanned exactly or
+   * walked through the others' chunks. Null when they are best ranked one by one: when `scansExactly`
+   * would scan them all (each dataset's scan then runs beside the others', in its own process), or
+   * when the walk gave up before it found `candidates`.
+   */
+  async rankAcross(
+    datasets: { seq: string; chunks: number; passing?: Promise<PassingDocuments> }[],
+    { model, dimensions }: { model: string; dimensions: number },
+    embedding: Promise<number[]>,
+    { filter, candidates, shown, deadline }: Omit<LegRequest, 'passing'>,
+  ): Promise<Map<string, LegHit[]> | null> {
+    const read = this.reads.statements(deadline);
+    const [indexed, reaches] = await Promise.all([
+      this.indexedChunks(dimensions),
+      Promise.all(datasets.map(({ passing }) => passing ?? Promise.resolve(null))),
+    ]);
+    const chunks = datasets.reduce((sum, dataset, i) => sum + (reaches[i]?.chunks ?? dataset.chunks), 0);
+    const searched = datasets.filter((_, i) => reaches[i]?.documents !== 0);
+    const byDataset = new Map(datasets.map(({ seq }): [string, LegHit[]] => [seq, []]));
+    if (searched.length === 0) return byDataset;
+    if (scansExactly({ chunks, indexed: Math.max(indexed, chunks) }, candidates, this.exactScanMaxChunks))
+      return null;
+    const vector = await embedding;
+    const calibration = semanticCalibration(model, this.calibrations);
+    const walk = (read: Read) =>
+      this.chunkReads.nearestAcross(read, {
+        datasetSeqs: searched.map(({ seq }) => seq),
+        model,
+        vector,
+        candidates,
+        shown,
+        condition: filter.fields > 0 ? documentCondition(filter) : null,
+      });
+    const rows =
+      candidates <= SESSION_EF_SEARCH
+        ? await walk(read)
+        : await this.reads.transaction('READ COMMITTED', walk, {
+            deadline,
+            settings: { 'hnsw.ef_search': candidates },
+          });
+    if (rows.length < candidates) return null;
+    for (const { distance, removed, datasetSeq, ...row } of rows) {
+      byDataset.get(datasetSeq)!.push({
+        chunkSeq: row.seq,
+        score: 1 - distance,
+        relevance: calibrated(1 - distance, calibration),
+        removed,
+        row,
+      });
+    }
+    return byDataset;
   }
 
   /**

@@ -84,7 +84,7 @@ class SearchOptionsDto {
   @IsString({ message: 'must be a string' })
   @IsDefined({ message: 'is required, unless dataset_ids is given' })
   @ValidateIf((dto: SearchOptionsDto) => dto.dataset_ids === undefined || dto.dataset_id !== undefined)
-  dataset_id!: string;
+  dataset_id?: string;
 
   @ApiPropertyOptional({
     type: [String],
