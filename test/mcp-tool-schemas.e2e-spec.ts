@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 import { addDocument, createDataset } from './utils/documents.js';
 import { invalidCases, type SchemaCase, validCases } from './utils/schema-cases.js';
 import { startTestApp, type TestApp } from './utils/test-app.js';
@@ -57,6 +58,8 @@ describe('MCP tool schemas', () => {
   let t: TestApp;
   let apiKey: string;
   let datasetId: string;
+  /** As many datasets as `dataset_ids` takes, `datasetId` first. */
+  let datasetIds: string[];
   let documentId: string;
   /** The document replace_document replaces: not the one fetch reads, which must stay ready. */
   let replacedId: string;
@@ -65,6 +68,12 @@ describe('MCP tool schemas', () => {
     t = await startTestApp({ RATE_LIMIT_API_KEY: '100000' });
     const key = await t.createApiKey('acme');
     datasetId = await createDataset(t.http, key, { name: 'Manuals' });
+    const others = await Promise.all(
+      Array.from({ length: SEARCH_LIMITS.datasets - 1 }, (_, i) =>
+        createDataset(t.http, key, { name: `Part ${i}` }),
+      ),
+    );
+    datasetIds = [datasetId, ...others];
     const document = await addDocument(t.http, key, datasetId, {
       content: 'Press the reset button for ten seconds to restore the router.',
     });
@@ -101,7 +110,12 @@ describe('MCP tool schemas', () => {
       '%s takes what its schema declares valid, and refuses what it declares invalid',
       async (name) => {
         const schema = tools.get(name)!.inputSchema;
-        const known = { dataset_id: datasetId, id: documentId, document_id: replacedId };
+        const known = {
+          dataset_id: datasetId,
+          dataset_ids: datasetIds,
+          id: documentId,
+          document_id: replacedId,
+        };
         const accepts = validator.getValidator(schema);
         const mismatches: string[] = [];
         const check = async ({ name: what, input }: SchemaCase, valid: boolean) => {
@@ -112,8 +126,21 @@ describe('MCP tool schemas', () => {
           const refused = code !== null && REFUSALS.includes(code);
           if (valid ? !taken : !refused) mismatches.push(`${what}: ${code ?? 'answered'}`);
         };
-        for (const valid of validCases(schema, known)) await check(valid, true);
-        for (const invalid of invalidCases(schema, known)) await check(invalid, false);
+        const valids = validCases(schema, known);
+        const invalids = invalidCases(schema, known);
+        if (schema.oneOf) {
+          // The alternative is tried both ways, and both and neither are refused.
+          expect([...valids, ...invalids].map((c) => c.name)).toEqual(
+            expect.arrayContaining([
+              'every argument at the high end (with dataset_ids)',
+              'dataset_ids with an item repeated',
+              'none of dataset_id, dataset_ids',
+              'all of dataset_id, dataset_ids',
+            ]),
+          );
+        }
+        for (const valid of valids) await check(valid, true);
+        for (const invalid of invalids) await check(invalid, false);
         expect(mismatches).toEqual([]);
       },
     );

@@ -164,7 +164,8 @@ describe('MCP endpoint', () => {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual([...READ_TOOLS, 'add_document', 'replace_document']);
       const search = tools.find((tool) => tool.name === 'search')!;
-      expect(search.inputSchema.required).toEqual(['dataset_id', 'query']);
+      expect(search.inputSchema.required).toEqual(['query']);
+      expect(search.inputSchema.oneOf).toEqual([{ required: ['dataset_id'] }, { required: ['dataset_ids'] }]);
       expect(search.outputSchema?.properties).toHaveProperty('results');
       expect(search.annotations?.readOnlyHint).toBe(true);
       expect(tools.find((tool) => tool.name === 'add_document')!.annotations?.readOnlyHint).toBe(false);

@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDataset, ingest } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI } from './utils/fake-openai.js';
 import { bearer, type CreatedKey, startTestApp, type TestApp } from './utils/test-app.js';
@@ -135,6 +138,147 @@ describe('dataset_ids: one search over several datasets', () => {
     }
     const [lighthouses] = (response.body.results as { results: Result[] }[])[1].results;
     expect(lighthouses.dataset_id).toBe(datasets[1]);
+  });
+
+  describe('over MCP', () => {
+    interface Cited extends Result {
+      id: string;
+      dataset_id: string;
+      url: string;
+    }
+
+    let general: Client;
+    beforeAll(async () => {
+      general = await connect('/v1/mcp');
+    });
+    afterAll(() => general?.close());
+
+    /** The SDK's client at one of the endpoints, with the owner's key. */
+    async function connect(path: string): Promise<Client> {
+      const client = new Client({ name: 'datasets agent', version: '1.0.0' });
+      const headers = { Authorization: `Bearer ${key.api_key}` };
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.url}${path}`), { requestInit: { headers } }),
+      );
+      return client;
+    }
+
+    const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as CallToolResult;
+
+    /** The contract's error body of a refused call. */
+    function refusal(result: CallToolResult): { code: string; details?: Record<string, unknown> } {
+      expect(result.isError).toBe(true);
+      return JSON.parse((result.content[0] as { text: string }).text) as {
+        code: string;
+        details?: Record<string, unknown>;
+      };
+    }
+
+    /** Each result cites the dataset it comes from, as the REST search names it. */
+    function expectCitedFromOwnDataset(results: Cited[], rest: Result[]): void {
+      expect(results.map((result) => [result.chunk_id, result.dataset_id])).toEqual(
+        rest.map((result) => [result.chunk_id, result.dataset_id]),
+      );
+      for (const result of results) {
+        expect(result.url).toBe(`${t.url}/v1/datasets/${result.dataset_id}/documents/${result.document_id}`);
+      }
+    }
+
+    it('searches two datasets with dataset_ids, each result citing its own dataset', async () => {
+      const two = [datasets[0], datasets[1]];
+      const args = { query: 'tide weather', dataset_ids: two, mode: 'keyword', limit: 8 };
+      const answer = await call(general, 'search', args);
+      expect(answer.isError).toBeFalsy();
+      const { results } = answer.structuredContent as { results: Cited[] };
+      const rest = await query({ dataset_ids: two, mode: 'keyword', limit: 8 }).expect(200);
+      expect(new Set(results.map((result) => result.dataset_id))).toEqual(new Set(two));
+      expectCitedFromOwnDataset(results, rest.body.results as Result[]);
+
+      const batch = await call(general, 'batch_search', {
+        queries: ['tide', 'lighthouses keeper'],
+        dataset_ids: two,
+        mode: 'keyword',
+        limit: 6,
+      });
+      expect(batch.isError).toBeFalsy();
+      const answers = (batch.structuredContent as { results: { results: Cited[] }[] }).results;
+      const restBatch = await t.http
+        .post('/v1/mcp/batch-query')
+        .set(bearer(key))
+        .send({ queries: ['tide', 'lighthouses keeper'], dataset_ids: two, mode: 'keyword', limit: 6 })
+        .expect(200);
+      answers.forEach(({ results: cited }, i) =>
+        expectCitedFromOwnDataset(cited, (restBatch.body.results as { results: Result[] }[])[i].results),
+      );
+      expect(answers[1].results[0].dataset_id).toBe(datasets[1]);
+    });
+
+    it('refuses both dataset_id and dataset_ids, and neither, as the REST search does', async () => {
+      for (const [name, asked] of [
+        ['search', { query: 'tide' }],
+        ['batch_search', { queries: ['tide'] }],
+      ] as const) {
+        for (const named of [{ dataset_id: datasets[0], dataset_ids: [datasets[1]] }, {}]) {
+          const path = name === 'search' ? '/v1/mcp/query' : '/v1/mcp/batch-query';
+          const rest = await t.http
+            .post(path)
+            .set(bearer(key))
+            .send({ ...asked, ...named })
+            .expect(400);
+          const refused = refusal(await call(general, name, { ...asked, ...named }));
+          expect([name, refused]).toEqual([
+            name,
+            { error: rest.body.error, code: 'validation_error', details: rest.body.details },
+          ]);
+        }
+      }
+    });
+
+    it('answers dataset_not_found for a dataset of dataset_ids the caller may not read', async () => {
+      for (const hidden of [privateOfStranger, 'ds_doesnotexist0000000000']) {
+        const refused = refusal(
+          await call(general, 'search', { query: 'tide', dataset_ids: [datasets[0], hidden] }),
+        );
+        expect(refused).toMatchObject({ code: 'dataset_not_found', details: { dataset_id: hidden } });
+      }
+      const open = await call(general, 'search', {
+        query: 'tide pier',
+        dataset_ids: [datasets[0], publicOfStranger],
+        limit: 10,
+      });
+      const { results } = open.structuredContent as { results: Cited[] };
+      expect(results.map((result) => result.dataset_id)).toContain(publicOfStranger);
+    });
+
+    it('refuses dataset_ids at a per-dataset endpoint, which lists neither', async () => {
+      const fixed = await connect(`/v1/mcp/datasets/${datasets[0]}`);
+      try {
+        const { tools } = await fixed.listTools();
+        for (const name of ['search', 'batch_search']) {
+          const schema = tools.find((tool) => tool.name === name)!.inputSchema;
+          expect(schema.properties).not.toHaveProperty('dataset_ids');
+          expect(schema).not.toHaveProperty('oneOf');
+        }
+        for (const args of [
+          { query: 'tide', dataset_ids: [datasets[1]] },
+          { query: 'tide', dataset_ids: [datasets[0]] },
+        ]) {
+          expect(refusal(await call(fixed, 'search', args))).toMatchObject({
+            code: 'validation_error',
+            details: { field: 'dataset_ids' },
+          });
+        }
+        expect(
+          refusal(await call(fixed, 'batch_search', { queries: ['tide'], dataset_ids: [datasets[1]] })),
+        ).toMatchObject({ code: 'validation_error', details: { field: 'dataset_ids' } });
+        const alone = await call(fixed, 'search', { query: 'tide' });
+        const { results } = alone.structuredContent as { results: Cited[] };
+        expect(results.every((result) => result.dataset_id === datasets[0])).toBe(true);
+      } finally {
+        await fixed.close();
+      }
+    });
   });
 });
 

@@ -2,8 +2,10 @@
  * Inputs derived from a tool's advertised input schema: those it declares valid (the required
  * arguments alone, every argument at either end of its range, each choice of an enum, null where
  * null is allowed) and those it declares invalid (each argument of a wrong type, past a bound, not
- * one of its choices; a required one missing; one it does not declare). Values the schema cannot
- * make up, the ids of things that exist, are given as `known`.
+ * one of its choices; a required one missing; one it does not declare). A `oneOf` of `required`
+ * alternatives (exactly one of some properties) is taken one alternative at a time: a valid input
+ * gives exactly one, and giving both or neither is invalid. Values the schema cannot make up, the
+ * ids of things that exist, are given as `known`; for an array, a pool its items are taken from.
  */
 
 type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'null';
@@ -22,6 +24,8 @@ export interface Schema {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  uniqueItems?: boolean;
+  oneOf?: Schema[];
 }
 
 export interface SchemaCase {
@@ -38,41 +42,94 @@ type End = 'low' | 'high';
 const LONGEST_SAMPLE = 2_000;
 
 export function validCases(schema: Schema, known: Record<string, unknown>): SchemaCase[] {
-  const minimal = argumentsOf(schema, known, 'low', true);
-  const cases: SchemaCase[] = [
-    { name: 'the required arguments alone', input: minimal },
-    { name: 'every argument at the low end', input: argumentsOf(schema, known, 'low', false) },
-    { name: 'every argument at the high end', input: argumentsOf(schema, known, 'high', false) },
-  ];
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    for (const choice of property.enum ?? []) {
-      cases.push({ name: `${name}: ${JSON.stringify(choice)}`, input: { ...minimal, [name]: choice } });
-    }
-    if (typesOf(property).includes('null')) {
-      cases.push({ name: `${name}: null`, input: { ...minimal, [name]: null } });
+  const cases: SchemaCase[] = [];
+  for (const [index, choice] of choices(schema).entries()) {
+    const minimal = argumentsOf(schema, known, 'low', true, choice);
+    const given = choice.length > 0 ? ` (with ${choice.join(', ')})` : '';
+    cases.push(
+      { name: `the required arguments alone${given}`, input: minimal },
+      {
+        name: `every argument at the low end${given}`,
+        input: argumentsOf(schema, known, 'low', false, choice),
+      },
+      {
+        name: `every argument at the high end${given}`,
+        input: argumentsOf(schema, known, 'high', false, choice),
+      },
+    );
+    // Each choice of a property is tried once, with the first alternative.
+    if (index > 0) continue;
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (excluded(schema, choice).has(name)) continue;
+      for (const value of property.enum ?? []) {
+        cases.push({ name: `${name}: ${JSON.stringify(value)}`, input: { ...minimal, [name]: value } });
+      }
+      if (typesOf(property).includes('null')) {
+        cases.push({ name: `${name}: null`, input: { ...minimal, [name]: null } });
+      }
     }
   }
   return cases;
 }
 
 export function invalidCases(schema: Schema, known: Record<string, unknown>): SchemaCase[] {
-  const minimal = argumentsOf(schema, known, 'low', true);
   const properties = schema.properties ?? {};
+  const alternatives = choices(schema);
   const cases: SchemaCase[] = [];
   for (const [name, property] of Object.entries(properties)) {
+    // A property of an alternative is tried wrong in the alternative that gives it.
+    const choice = alternatives.find((candidate) => !excluded(schema, candidate).has(name)) ?? [];
+    const minimal = argumentsOf(schema, known, 'low', true, choice);
     for (const [why, value] of invalidValues(property)) {
       cases.push({ name: `${name} ${why}`, input: { ...minimal, [name]: value } });
     }
   }
+  const minimal = argumentsOf(schema, known, 'low', true, alternatives[0]);
   for (const name of schema.required ?? []) {
     const input = { ...minimal };
     delete input[name];
     cases.push({ name: `${name} missing`, input });
   }
-  for (const name of ['unexpected', 'dataset_id'].filter((candidate) => !(candidate in properties))) {
+  if (schema.oneOf) {
+    const named = alternatives.flat();
+    const neither = { ...minimal };
+    for (const name of named) delete neither[name];
+    cases.push({ name: `none of ${named.join(', ')}`, input: neither });
+    const all = Object.assign(
+      {},
+      ...alternatives.map((choice) => argumentsOf(schema, known, 'low', true, choice)),
+    );
+    cases.push({ name: `all of ${named.join(', ')}`, input: all as Record<string, unknown> });
+  }
+  for (const name of ['unexpected', 'dataset_id', 'dataset_ids'].filter(
+    (candidate) => !(candidate in properties),
+  )) {
     cases.push({ name: `${name}, not declared`, input: { ...minimal, [name]: known[name] ?? 1 } });
   }
   return cases;
+}
+
+/**
+ * The properties each alternative of the schema's `oneOf` requires, or one empty choice for a schema
+ * without one. A `oneOf` of anything but `required` lists is not what these cases can derive.
+ */
+function choices(schema: Schema): string[][] {
+  if (!schema.oneOf) return [[]];
+  return schema.oneOf.map((alternative) => {
+    const keys = Object.keys(alternative);
+    if (keys.length !== 1 || !alternative.required)
+      throw new Error(`oneOf holds ${JSON.stringify(alternative)}`);
+    return alternative.required;
+  });
+}
+
+/** The properties of the alternatives other than `choice`, which an input giving it leaves out. */
+function excluded(schema: Schema, choice: string[]): Set<string> {
+  return new Set(
+    choices(schema)
+      .flat()
+      .filter((name) => !choice.includes(name)),
+  );
 }
 
 function argumentsOf(
@@ -80,13 +137,28 @@ function argumentsOf(
   known: Record<string, unknown>,
   end: End,
   requiredOnly: boolean,
+  choice: string[] = [],
 ): Record<string, unknown> {
-  const required = new Set(schema.required ?? []);
+  const required = new Set([...(schema.required ?? []), ...choice]);
+  const others = excluded(schema, choice);
   return Object.fromEntries(
     Object.entries(schema.properties ?? {})
-      .filter(([name]) => !requiredOnly || required.has(name))
-      .map(([name, property]) => [name, name in known ? known[name] : sample(property, end)]),
+      .filter(([name]) => (!requiredOnly || required.has(name)) && !others.has(name))
+      .map(([name, property]) => [name, valueOf(name, property, known, end)]),
   );
+}
+
+/**
+ * A known value, or for an array one at an end of its bounds with items from the known pool (none
+ * repeated: the pool's are distinct), or a sample.
+ */
+function valueOf(name: string, property: Schema, known: Record<string, unknown>, end: End): unknown {
+  if (!(name in known)) return sample(property, end);
+  const value = known[name];
+  if (!Array.isArray(value) || !typesOf(property).includes('array')) return value;
+  const count = end === 'low' ? (property.minItems ?? 0) : (property.maxItems ?? value.length);
+  if (count > value.length) throw new Error(`${name} needs ${count} known items, ${value.length} given`);
+  return value.slice(0, count);
 }
 
 function typesOf(schema: Schema): JsonType[] {
@@ -107,8 +179,12 @@ function sample(schema: Schema, end: End): unknown {
       );
     case 'boolean':
       return !low;
-    case 'array':
-      return repeat(schema.items ?? {}, low ? (schema.minItems ?? 0) : (schema.maxItems ?? 1), end);
+    case 'array': {
+      const count = low ? (schema.minItems ?? 0) : (schema.maxItems ?? 1);
+      return schema.uniqueItems
+        ? distinct(schema.items ?? {}, count, end)
+        : repeat(schema.items ?? {}, count, end);
+    }
     case 'object':
       return schema.properties ? argumentsOf(schema, {}, end, false) : {};
     case undefined:
@@ -118,6 +194,15 @@ function sample(schema: Schema, end: End): unknown {
 
 function repeat(items: Schema, count: number, end: End): unknown[] {
   return Array.from({ length: count }, () => sample(items, end));
+}
+
+/** `count` different items, for an array whose items are unique: strings told apart by a suffix. */
+function distinct(items: Schema, count: number, end: End): unknown[] {
+  return Array.from({ length: count }, (_, i) => {
+    const item = sample(items, end);
+    if (typeof item !== 'string') throw new Error('unique items other than strings are not derived');
+    return i === 0 ? item : `${item.slice(0, Math.max(item.length - String(i).length, 1))}${i}`;
+  });
 }
 
 /** One value of each JSON type, for the types a schema does not take. */
@@ -152,9 +237,11 @@ function invalidValues(schema: Schema): [string, unknown][] {
   if (schema.maxLength !== undefined) values.push(['over its maxLength', 'x'.repeat(schema.maxLength + 1)]);
   if (schema.enum) values.push(['not one of its choices', 'none of these']);
   const items = schema.items ?? {};
-  if (schema.minItems) values.push(['with too few items', repeat(items, schema.minItems - 1, 'low')]);
-  if (schema.maxItems !== undefined)
-    values.push(['with too many items', repeat(items, schema.maxItems + 1, 'low')]);
+  const many = (count: number) =>
+    schema.uniqueItems ? distinct(items, count, 'low') : repeat(items, count, 'low');
+  if (schema.minItems) values.push(['with too few items', many(schema.minItems - 1)]);
+  if (schema.maxItems !== undefined) values.push(['with too many items', many(schema.maxItems + 1)]);
+  if (schema.uniqueItems) values.push(['with an item repeated', repeat(items, 2, 'low')]);
   if (schema.items) {
     for (const [why, value] of invalidValues(schema.items)) values.push([`with an item ${why}`, [value]]);
   }

@@ -20,9 +20,9 @@ export const McpErrors = {
         issue: 'must be a document id (doc_...) or a search result id (chk_...)',
       },
     ),
-  datasetFixed: () =>
-    new AppError(400, 'validation_error', 'dataset_id is set by this endpoint: its URL names the dataset', {
-      field: 'dataset_id',
+  datasetFixed: (field: 'dataset_id' | 'dataset_ids' = 'dataset_id') =>
+    new AppError(400, 'validation_error', `${field} is set by this endpoint: its URL names the dataset`, {
+      field,
       issue: 'is set by this endpoint: its URL names the dataset',
     }),
 };

@@ -1,9 +1,11 @@
-import { ApiProperty, ApiPropertyOptional, IntersectionType, OmitType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType, OmitType, PickType } from '@nestjs/swagger';
 import { IsDefined, IsInt, IsString, Max, Min, MinLength } from 'class-validator';
 import { ListDatasetsQueryDto } from 'src/modules/datasets/dto/dataset.dto.js';
 import { ListDocumentsQueryDto, UploadTextDocumentDto } from 'src/modules/documents/dto/document.dto.js';
 import { EvaluationRequestDto } from 'src/modules/search/dto/evaluation.dto.js';
+import { ExactlyOneOf } from 'src/modules/mcp/tools/tool-schema.js';
 import { BatchQueryDto, QueryDto } from 'src/modules/search/dto/search.dto.js';
+import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 
 /**
  * The tools' arguments: the REST API's DTOs for the same fields, so that a tool refuses what the
@@ -20,15 +22,41 @@ class ToolDatasetDto {
   dataset_id!: string;
 }
 
+/**
+ * A search's datasets: one, or several in its place, validated by the REST search's own rules (and
+ * refused there with the same details when both or neither are given), described for an agent.
+ */
+class ToolSearchDatasetsDto extends PickType(QueryDto, ['dataset_id', 'dataset_ids'] as const) {
+  @ApiPropertyOptional({
+    description: 'The dataset: its id (ds_...), as list_datasets gives it. Give this or dataset_ids',
+  })
+  override dataset_id!: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    minItems: 1,
+    maxItems: SEARCH_LIMITS.datasets,
+    uniqueItems: true,
+    description:
+      `In place of dataset_id: up to ${SEARCH_LIMITS.datasets} datasets searched as one, the results merged by ` +
+      'score, each citing its own dataset',
+  })
+  override dataset_ids?: string[];
+}
+
+const SEARCH_DATASETS = ['dataset_id', 'dataset_ids'] as const;
+
 /** `search`: the REST search's options but `explain`, which ranks the legs for a person tuning search. */
+@ExactlyOneOf(...SEARCH_DATASETS)
 export class SearchToolDto extends IntersectionType(
-  ToolDatasetDto,
-  OmitType(QueryDto, ['dataset_id', 'dataset_ids', 'explain'] as const),
+  ToolSearchDatasetsDto,
+  OmitType(QueryDto, [...SEARCH_DATASETS, 'explain'] as const),
 ) {}
 
+@ExactlyOneOf(...SEARCH_DATASETS)
 export class BatchSearchToolDto extends IntersectionType(
-  ToolDatasetDto,
-  OmitType(BatchQueryDto, ['dataset_id', 'dataset_ids', 'explain'] as const),
+  ToolSearchDatasetsDto,
+  OmitType(BatchQueryDto, [...SEARCH_DATASETS, 'explain'] as const),
 ) {}
 
 /** `evaluate`: the REST evaluation's body, with the dataset its URL names there. */

@@ -158,9 +158,16 @@ export function urlOf(
 
 /**
  * A search result with what an agent needs to cite it: its document, title and link, and its place
- * there, all read by the search itself. `base` is where the service is reached.
+ * there, all read by the search itself. `base` is where the service is reached; `searched` is the
+ * dataset of a search of one, whose results do not name it (those of several do).
  */
-export function toCitedResult(result: SearchResultDto, datasetId: string, base: string): CitedResultDto {
+export function toCitedResult(
+  result: SearchResultDto,
+  searched: string | undefined,
+  base: string,
+): CitedResultDto {
+  const datasetId = result.dataset_id ?? searched;
+  if (datasetId === undefined) throw new Error(`result ${result.chunk_id} names no dataset`);
   const metadata = result.metadata ?? {};
   return {
     id: result.chunk_id,

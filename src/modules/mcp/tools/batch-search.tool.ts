@@ -7,7 +7,7 @@ export const batchSearchTool = defineTool({
   name: 'batch_search',
   title: 'Search with several queries',
   description: (fixed) =>
-    `Up to ${SEARCH_LIMITS.batchQueries} searches of ${fixed ? 'this dataset' : 'one dataset'} at once, run in parallel: ` +
+    `Up to ${SEARCH_LIMITS.batchQueries} searches of ${fixed ? 'this dataset' : 'a dataset (or several: dataset_ids)'} at once, run in parallel: ` +
     'for a question with several parts. Results come in the order of the queries. Reports progress when asked.',
   scope: 'search',
   anonymous: true,

@@ -6,7 +6,7 @@ export const searchTool = defineTool({
   name: 'search',
   title: 'Search documents',
   description: (fixed) =>
-    `Hybrid search (meaning and keywords) over the documents of ${fixed ? 'this dataset' : 'a dataset'}. ` +
+    `Hybrid search (meaning and keywords) over the documents of ${fixed ? 'this dataset' : 'a dataset, or of several at once (dataset_ids)'}. ` +
     'Returns the best passages, each with its source to cite (document title, page, place in the document) and ' +
     'a relevance score (0.9+ excellent, 0.7-0.9 good, below 0.5 weak). Fetch a result by its id to read the text ' +
     'around it.',

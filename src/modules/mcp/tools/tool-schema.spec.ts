@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
+import { ExactlyOneOf, jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
 
 class StageDto {
   @ApiProperty({ enum: ['upload', 'indexing'], example: 'upload' })
@@ -94,6 +94,56 @@ describe('jsonSchemaOf', () => {
       properties: { query: { type: 'string' } },
       required: ['query'],
       additionalProperties: false,
+    });
+  });
+
+  describe('ExactlyOneOf', () => {
+    @ExactlyOneOf('dataset_id', 'dataset_ids')
+    class SearchArgsDto {
+      @ApiPropertyOptional()
+      dataset_id?: string;
+
+      @ApiPropertyOptional({ type: [String], minItems: 1, uniqueItems: true })
+      dataset_ids?: string[];
+
+      @ApiProperty()
+      query!: string;
+    }
+
+    it('says the alternative as a oneOf of required properties, the root still an object', () => {
+      const schema = jsonSchemaOf(SearchArgsDto, { closed: true });
+      expect(schema).toMatchObject({
+        type: 'object',
+        required: ['query'],
+        oneOf: [{ required: ['dataset_id'] }, { required: ['dataset_ids'] }],
+      });
+      expect(Object.keys(schema.properties)).toEqual(['dataset_id', 'dataset_ids', 'query']);
+    });
+
+    it('leaves out the alternative with the properties it chooses between', () => {
+      const schema = jsonSchemaOf(SearchArgsDto, { closed: true });
+      expect(withoutProperty(schema, 'dataset_id', 'dataset_ids')).toEqual({
+        type: 'object',
+        properties: { query: { type: 'string' } },
+        required: ['query'],
+        additionalProperties: false,
+      });
+      // One of them gone is enough: the other alone is no longer a choice.
+      expect(withoutProperty(schema, 'dataset_id')).not.toHaveProperty('oneOf');
+    });
+
+    it('refuses an alternative the class does not declare', () => {
+      @ExactlyOneOf('dataset_id', 'datasets')
+      class TypoDto {
+        @ApiPropertyOptional()
+        dataset_id?: string;
+      }
+      expect(() => jsonSchemaOf(TypoDto, { closed: true })).toThrow(/TypoDto does not declare datasets/);
+    });
+
+    it('is not inherited: a subclass declares its own', () => {
+      class WiderDto extends SearchArgsDto {}
+      expect(jsonSchemaOf(WiderDto, { closed: true })).not.toHaveProperty('oneOf');
     });
   });
 });

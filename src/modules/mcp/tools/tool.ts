@@ -95,8 +95,13 @@ export function toolListing(tool: ToolDefinition, fixed: boolean): Tool {
 function inputSchema(tool: ToolDefinition, fixed: boolean): ObjectSchema {
   const schema = generalInput(tool);
   if (!fixed) return schema;
-  return tool.atDatasetEndpoint === 'no-arguments' ? NO_ARGUMENTS : withoutProperty(schema, 'dataset_id');
+  return tool.atDatasetEndpoint === 'no-arguments'
+    ? NO_ARGUMENTS
+    : withoutProperty(schema, ...DATASET_FIELDS);
 }
+
+/** The arguments that name datasets, which a per-dataset endpoint's URL does instead. */
+const DATASET_FIELDS = ['dataset_id', 'dataset_ids'] as const;
 
 const validation = new AppValidationPipe();
 
@@ -113,7 +118,8 @@ export async function toolArguments<I extends object>(
   if (context.dataset && tool.atDatasetEndpoint === 'no-arguments') {
     refuseArguments(args);
   } else if (context.dataset && takesDataset(tool)) {
-    if ('dataset_id' in args) throw McpErrors.datasetFixed();
+    const named = DATASET_FIELDS.find((field) => field in args);
+    if (named) throw McpErrors.datasetFixed(named);
     body = { ...args, dataset_id: context.dataset.id };
   }
   return (await validation.transform(body, { type: 'body', metatype: tool.input })) as I;
