@@ -12,6 +12,15 @@ interface Result {
   score: number;
 }
 
+/** Each dataset's results merged as the service merges them: by score, then rank, then dataset. */
+function mergedByScore(lists: Result[][], limit: number): Result[] {
+  return lists
+    .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
+    .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
+    .slice(0, limit)
+    .map(({ result }) => result);
+}
+
 describe('dataset_ids: one search over several datasets', () => {
   let t: TestApp;
   let openai: FakeOpenAI;
@@ -66,12 +75,7 @@ describe('dataset_ids: one search over several datasets', () => {
       const response = await query({ dataset_ids: datasets, mode, limit: 10 }).expect(200);
       const merged = response.body.results as Result[];
       expect(merged).toHaveLength(10);
-      const expected = alone
-        .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
-        .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
-        .slice(0, 10)
-        .map(({ result }) => result);
-      expect(merged).toEqual(expected);
+      expect(merged).toEqual(mergedByScore(alone, 10));
       expect(new Set(merged.map((result) => result.dataset_id))).toEqual(new Set(datasets));
     },
   );
@@ -333,11 +337,6 @@ describe('dataset_ids: the vector leg of datasets of one model in one walk of th
     );
     const merged = await search({ dataset_ids: datasets, filters });
     expect(merged).toHaveLength(10);
-    const expected = alone
-      .flatMap((results, d) => results.map((result, rank) => ({ result, rank, d })))
-      .sort((a, b) => b.result.score - a.result.score || a.rank - b.rank || a.d - b.d)
-      .slice(0, 10)
-      .map(({ result }) => result);
-    expect(merged).toEqual(expected);
+    expect(merged).toEqual(mergedByScore(alone, 10));
   });
 });

@@ -137,6 +137,24 @@ describe('Search reads', () => {
         [dataset.seq, term],
       )
     ).rows[0].version;
+  /**
+   * `work`'s reads on a connection of the search pool told to walk the HNSW index wherever it can
+   * (over a few rows, PostgreSQL would rather sort them), with the plan of each statement it runs.
+   */
+  const withPlans = async <T>(work: (read: Read) => Promise<T>) => {
+    const client = await search.pool.connect();
+    try {
+      await client.query('SET enable_seqscan = off; SET enable_sort = off');
+      const plans: string[] = [];
+      const read: Read = async <R>(text: string, values?: unknown[]) => {
+        plans.push(JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows));
+        return (await client.query(text, values)).rows as R[];
+      };
+      return { hits: await work(read), plans };
+    } finally {
+      client.release(true);
+    }
+  };
   /** Runs `work` after the statement `change`, and `restore` after it, whatever its outcome. */
   const withChange = async <T>(
     change: string,
@@ -340,20 +358,8 @@ describe('Search reads', () => {
      * `nearest` on a connection of the search pool told to walk the HNSW index wherever it can (over 4
      * rows, PostgreSQL would rather sort them), with the plan of each statement it runs.
      */
-    const nearestWithPlans = async (overrides: Parameters<typeof query>[0]) => {
-      const client = await search.pool.connect();
-      try {
-        await client.query('SET enable_seqscan = off; SET enable_sort = off');
-        const plans: string[] = [];
-        const read: Read = async <T>(text: string, values?: unknown[]) => {
-          plans.push(JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows));
-          return (await client.query(text, values)).rows as T[];
-        };
-        return { hits: await repository.nearest(read, query(overrides)), plans };
-      } finally {
-        client.release(true);
-      }
-    };
+    const nearestWithPlans = (overrides: Parameters<typeof query>[0]) =>
+      withPlans((read) => repository.nearest(read, query(overrides)));
     const named = (hits: { seq: string }[]) =>
       hits.map(({ seq: s }) => Object.keys(chunks).find((name) => chunks[name].seq === s));
 
@@ -484,34 +490,23 @@ describe('Search reads', () => {
       ]);
 
     it("walks the HNSW index for the datasets' nearest chunks together, the first `shown` with metadata", async () => {
-      const client = await search.pool.connect();
-      try {
-        await client.query('SET enable_seqscan = off; SET enable_sort = off');
-        const plans: string[] = [];
-        const read: Read = async <T>(text: string, values?: unknown[]) => {
-          plans.push(JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows));
-          return (await client.query(text, values)).rows as T[];
-        };
-        const hits = await repository.nearestAcross(read, across());
-        expect(named(hits)).toEqual([
-          ['e0', 'other'],
-          ['a0', 'main'],
-          ['b0', 'main'],
-          ['a1', 'main'],
-          ['b1', 'main'],
-        ]);
-        expect(hits[1]).toEqual({
-          ...fullRow('a0', 'A'),
-          datasetSeq: main.seq,
-          distance: expect.any(Number),
-          removed: '0',
-        });
-        expect(hits[2]).not.toHaveProperty('metadata');
-        expect(plans).toHaveLength(1);
-        expect(plans[0]).toContain('chunks_embedding_3_idx');
-      } finally {
-        client.release(true);
-      }
+      const { hits, plans } = await withPlans((read) => repository.nearestAcross(read, across()));
+      expect(named(hits)).toEqual([
+        ['e0', 'other'],
+        ['a0', 'main'],
+        ['b0', 'main'],
+        ['a1', 'main'],
+        ['b1', 'main'],
+      ]);
+      expect(hits[1]).toEqual({
+        ...fullRow('a0', 'A'),
+        datasetSeq: main.seq,
+        distance: expect.any(Number),
+        removed: '0',
+      });
+      expect(hits[2]).not.toHaveProperty('metadata');
+      expect(plans).toHaveLength(1);
+      expect(plans[0]).toContain('chunks_embedding_3_idx');
     });
 
     it('gives only chunks of the documents passing the filter, of datasets still embedded by the model', async () => {
