@@ -208,22 +208,23 @@ export class SearchService {
     options: SearchOptions,
     deadline: AbortSignal,
   ): (Promise<LegHit[] | undefined> | undefined)[] {
-    const groups = new Map<string, number[]>();
+    const groups = new Map<string, { members: number[]; depth: number; shown: number }>();
     prepared.forEach((one, d) => {
       const { index } = one;
       const { run, depth, shown } = this.plan(one, options);
       if (!run.semantic || index.vectorIndexDimensions === index.embeddingDimensions) return;
       const key = JSON.stringify([index.embeddingModel, index.embeddingDimensions, depth, shown]);
-      groups.set(key, [...(groups.get(key) ?? []), d]);
+      const group = groups.get(key) ?? { members: [], depth, shown };
+      group.members.push(d);
+      groups.set(key, group);
     });
     const shared: (Promise<LegHit[] | undefined> | undefined)[] = prepared.map(() => undefined);
-    for (const members of groups.values()) {
+    for (const { members, depth, shown } of groups.values()) {
       const first = prepared[members[0]];
       const vector = first.vectors.get(query);
       // Datasets not yet moved from a previous model have vectors of their own.
       const alike = members.filter((d) => prepared[d].vectors.get(query) === vector);
       if (alike.length < 2 || !vector) continue;
-      const { depth, shown } = this.plan(first, options);
       const ranked = this.legs.rankVectorsAcross(
         alike.map((d) => prepared[d]),
         vector,

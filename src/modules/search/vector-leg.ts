@@ -4,6 +4,7 @@ import { SEARCH_CONFIG, type SearchConfig } from 'src/modules/search/search.conf
 import type { Read } from 'src/database/read.js';
 import {
   ChunkReadsRepository,
+  type NearChunk,
   type PassingDocuments,
 } from 'src/modules/chunk-index/chunk-reads.repository.js';
 import { documentCondition } from 'src/modules/search/filters.js';
@@ -40,6 +41,17 @@ export function scansExactly(
   if (chunks > maxChunks) return false;
   const walk = WALK_ROWS_PER_CANDIDATE * candidates * (Math.max(indexed, chunks) / Math.max(chunks, 1));
   return chunks <= walk;
+}
+
+/** A chunk near the query as the vector leg's hit: its cosine similarity, and that read through the model's calibration. */
+function hitOf({ distance, removed, ...row }: NearChunk, calibration: Calibration): LegHit {
+  return {
+    chunkSeq: row.seq,
+    score: 1 - distance,
+    relevance: calibrated(1 - distance, calibration),
+    removed,
+    row,
+  };
 }
 
 /**
@@ -121,22 +133,10 @@ export class VectorLeg {
         condition: filter.fields > 0 ? documentCondition(filter) : null,
         exact,
       });
-      return rows.map(({ distance, removed, ...row }) => ({
-        chunkSeq: row.seq,
-        score: 1 - distance,
-        relevance: calibrated(1 - distance, calibration),
-        removed,
-        row,
-      }));
+      return rows.map((near) => hitOf(near, calibration));
     };
     if (await exact) return run(read, true);
-    const hits =
-      candidates <= SESSION_EF_SEARCH
-        ? await run(read, false)
-        : await this.reads.transaction('READ COMMITTED', (read) => run(read, false), {
-            deadline,
-            settings: { 'hnsw.ef_search': candidates },
-          });
+    const hits = await this.walking(read, candidates, deadline, (read) => run(read, false));
     // The index is shared by all datasets of this dimension: when the walk gave up before `candidates`
     // rows passed this dataset's filters, the exact scan over the rows it may return finds them all.
     return hits.length < candidates ? run(read, true) : hits;
@@ -166,8 +166,7 @@ export class VectorLeg {
     const searched = datasets.filter((_, i) => reaches[i]?.documents !== 0);
     const byDataset = new Map(datasets.map(({ seq }): [string, LegHit[]] => [seq, []]));
     if (searched.length === 0) return byDataset;
-    if (scansExactly({ chunks, indexed: Math.max(indexed, chunks) }, candidates, this.exactScanMaxChunks))
-      return null;
+    if (scansExactly({ chunks, indexed }, candidates, this.exactScanMaxChunks)) return null;
     const vector = await embedding;
     const calibration = semanticCalibration(model, this.calibrations);
     const walk = (read: Read) =>
@@ -179,24 +178,28 @@ export class VectorLeg {
         shown,
         condition: filter.fields > 0 ? documentCondition(filter) : null,
       });
-    const rows =
-      candidates <= SESSION_EF_SEARCH
-        ? await walk(read)
-        : await this.reads.transaction('READ COMMITTED', walk, {
-            deadline,
-            settings: { 'hnsw.ef_search': candidates },
-          });
+    const rows = await this.walking(read, candidates, deadline, walk);
     if (rows.length < candidates) return null;
-    for (const { distance, removed, datasetSeq, ...row } of rows) {
-      byDataset.get(datasetSeq)!.push({
-        chunkSeq: row.seq,
-        score: 1 - distance,
-        relevance: calibrated(1 - distance, calibration),
-        removed,
-        row,
-      });
-    }
+    for (const { datasetSeq, ...near } of rows) byDataset.get(datasetSeq)!.push(hitOf(near, calibration));
     return byDataset;
+  }
+
+  /**
+   * `walk` of the HNSW index for `candidates`: a bare statement when the session's `hnsw.ef_search`
+   * covers them, else in a transaction of its own that raises it.
+   */
+  private walking<T>(
+    read: Read,
+    candidates: number,
+    deadline: AbortSignal | undefined,
+    walk: (read: Read) => Promise<T>,
+  ): Promise<T> {
+    return candidates <= SESSION_EF_SEARCH
+      ? walk(read)
+      : this.reads.transaction('READ COMMITTED', walk, {
+          deadline,
+          settings: { 'hnsw.ef_search': candidates },
+        });
   }
 
   /**
