@@ -91,9 +91,9 @@ describe('A database out of reach', () => {
       'acme',
     );
     expect(result.code).toBe(1);
-    expect(result.ms).toBeLessThan(9_000);
+    expect(result.ms).toBeLessThan(12_000);
     expect(result.stderr).toContain('no answer within 5000 ms');
-  }, 15_000);
+  }, 20_000);
 
   it.each([
     ['a closed port', async () => freePort(), 'connection refused'],
@@ -105,7 +105,9 @@ describe('A database out of reach', () => {
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
     });
     expect(code).toBe(1);
-    expect(Date.now() - started).toBeLessThan(6_000);
+    // Boot plus one 1.5 s wait: a loaded CI machine has taken over 6 s to boot and fail. A hang on
+    // retries would take minutes, so the bound is loose on purpose.
+    expect(Date.now() - started).toBeLessThan(20_000);
     expect(output).toContain('Startup failed: Cannot connect to PostgreSQL at 127.0.0.1:');
     expect(output).toContain(reason);
     expect(output).not.toContain('    at '); // a sentence, not a stack trace
