@@ -479,9 +479,10 @@ async function writeDocuments(db, documents) {
     document.chunks.map((chunk, ordinal) => ({ ...chunk, document, ordinal })),
   );
   await db.query(
-    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata, chunks_created, processed_at)
-     SELECT id, dataset_id, 'text', 'text/plain', size, 'ready', metadata::jsonb, chunks, now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[]) AS t(id, dataset_id, metadata, size, chunks)`,
+    `INSERT INTO documents (id, dataset_id, dataset_seq, kind, media_type, size_bytes, status, metadata, chunks_created, processed_at)
+     SELECT t.id, t.dataset_id, s.seq, 'text', 'text/plain', t.size, 'ready', t.metadata::jsonb, t.chunks, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[]) AS t(id, dataset_id, metadata, size, chunks)
+       JOIN datasets s ON s.id = t.dataset_id`,
     [
       documents.map((d) => d.id),
       documents.map((d) => d.datasetId),

@@ -52,9 +52,9 @@ try {
     const documentOf = (n) => `doc_relex_${Math.floor(n / PER_DOCUMENT)}`;
     const starts = numbers.filter((n) => n % PER_DOCUMENT === 0);
     await db.query(
-      `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata, chunks_created, processed_at)
-       SELECT id, dataset_id, 'text', 'text/plain', 0, 'ready', '{}', $3, now()
-         FROM unnest($1::text[], $2::text[]) AS t(id, dataset_id)`,
+      `INSERT INTO documents (id, dataset_id, dataset_seq, kind, media_type, size_bytes, status, metadata, chunks_created, processed_at)
+       SELECT t.id, t.dataset_id, s.seq, 'text', 'text/plain', 0, 'ready', '{}', $3, now()
+         FROM unnest($1::text[], $2::text[]) AS t(id, dataset_id) JOIN datasets s ON s.id = t.dataset_id`,
       [starts.map(documentOf), starts.map((n) => datasetOf(n).id), PER_DOCUMENT],
     );
     await db.query(

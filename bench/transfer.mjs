@@ -92,9 +92,9 @@ try {
   await finishDatasets(db);
   // Each document's original bytes: what an upload stores, and what the archive carries.
   await db.query(
-    `INSERT INTO document_sources (document_id, content)
-     SELECT document_id, convert_to(string_agg(content, E'\\n\\n' ORDER BY ordinal), 'UTF8') FROM chunks
-      GROUP BY document_id`,
+    `INSERT INTO document_sources (document_id, dataset_seq, content)
+     SELECT document_id, dataset_seq, convert_to(string_agg(content, E'\\n\\n' ORDER BY ordinal), 'UTF8') FROM chunks
+      GROUP BY document_id, dataset_seq`,
   );
   await createIndexes(db, indexes);
   await db.query('VACUUM ANALYZE');

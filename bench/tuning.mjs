@@ -106,8 +106,8 @@ async function tune(size) {
     // The document that keeps the dataset from the tuning until the worker is up and idle; its
     // heartbeat ahead, so that the recovery sweep leaves it alone meanwhile.
     await db.query(
-      `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, heartbeat_at)
-       VALUES ($1, $2, 'text', 'text/plain', 0, 'processing', now() + interval '1 hour')`,
+      `INSERT INTO documents (id, dataset_id, dataset_seq, kind, media_type, size_bytes, status, heartbeat_at)
+       SELECT $1, $2, seq, 'text', 'text/plain', 0, 'processing', now() + interval '1 hour' FROM datasets WHERE id = $2`,
       [HOLD, datasetId],
     );
     const sampleStatement = await explainSample(db, seq);

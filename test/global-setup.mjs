@@ -9,6 +9,8 @@ import { adminUrl, databaseUrl } from './utils/database-names.mjs';
 import globalTeardown from './global-teardown.mjs';
 
 export default async function globalSetup() {
+  // On Citus each spec file's database is migrated on its own (test/utils/test-database.ts).
+  if (process.env.TEST_CITUS_WORKERS) return;
   const TEMPLATE_DATABASE = `dss_test_template_${randomBytes(4).toString('hex')}`;
   process.env.DSS_TEST_TEMPLATE = TEMPLATE_DATABASE;
   if (!existsSync('dist/cli.js'))

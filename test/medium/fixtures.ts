@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { newId } from 'src/common/ids/ids.js';
 import type { Read } from 'src/database/read.js';
 import type {
@@ -22,9 +22,12 @@ export interface MediumDatabase {
   close(): Promise<void>;
 }
 
-export async function openDatabase(): Promise<MediumDatabase> {
+/** A migrated database of its own; `entities` for a repository of the service that maps rows with TypeORM. */
+export async function openDatabase({
+  entities = [],
+}: Pick<DataSourceOptions, 'entities'> = {}): Promise<MediumDatabase> {
   const database = await createTestDatabase();
-  const dataSource = new DataSource({ type: 'postgres', url: database.url, extra: { max: 4 } });
+  const dataSource = new DataSource({ type: 'postgres', url: database.url, extra: { max: 4 }, entities });
   const sql = new pg.Pool({ connectionString: database.url, max: 2 });
   try {
     await dataSource.initialize();
@@ -85,8 +88,8 @@ export async function insertDocument(
 ): Promise<string> {
   const id = newId('doc');
   await sql.query(
-    `INSERT INTO documents (id, dataset_id, kind, media_type, size_bytes, status, metadata)
-     VALUES ($1, $2, 'text', 'text/plain', 0, $3, $4)`,
+    `INSERT INTO documents (id, dataset_id, dataset_seq, kind, media_type, size_bytes, status, metadata)
+     SELECT $1, $2, seq, 'text', 'text/plain', 0, $3, $4 FROM datasets WHERE id = $2`,
     [id, datasetId, status, metadata],
   );
   return id;

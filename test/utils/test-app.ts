@@ -44,7 +44,8 @@ export interface TestApp {
 }
 
 const run = promisify(execFile);
-const BOOT_TIMEOUT_MS = 20_000;
+// A model-loading server on a loaded 2-core machine has taken over 20 s to listen.
+const BOOT_TIMEOUT_MS = 45_000;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

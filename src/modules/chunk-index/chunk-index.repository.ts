@@ -97,12 +97,25 @@ const INSERT_CHUNKS = `WITH input AS (
 /**
  * Adds chunks' terms to their document frequencies, in term order: writers that hold the dataset's
  * chunk lock shared (`lockDataset`) lock the rows of the terms they share in the same order, and so
- * wait for one another's commit but never deadlock. Parameters: dataset seq, terms, their counts.
+ * wait for one another's commit but never deadlock. Parameters: dataset seq, terms, their counts, and
+ * the terms' new version (`newVersion`).
  */
-const ADD_TERMS = `INSERT INTO term_stats AS t (dataset_seq, term, df)
-   SELECT $1, u.term, u.df FROM unnest($2::text[], $3::int[]) AS u(term, df) ORDER BY u.term
+const ADD_TERMS = `INSERT INTO term_stats AS t (dataset_seq, term, df, version)
+   SELECT $1, u.term, u.df, $4 FROM unnest($2::text[], $3::int[]) AS u(term, df) ORDER BY u.term
    ON CONFLICT (dataset_seq, term)
-   DO UPDATE SET df = t.df + excluded.df, version = nextval('term_stats_version')`;
+   DO UPDATE SET df = t.df + excluded.df, version = excluded.version`;
+
+/**
+ * A version for the terms a statement changes, drawn before it: Citus refuses volatile functions in
+ * the UPDATE of a distributed table. The terms of one statement share it; a search trusts a version only
+ * for the term it was read with, and no value is drawn twice (see PostingsCache).
+ */
+async function newVersion(tx: Tx): Promise<string> {
+  const [{ version }] = await tx.query<{ version: string }[]>(
+    `SELECT nextval('term_stats_version')::text AS version`,
+  );
+  return version;
+}
 
 /**
  * The search index's writes: chunks with their vectors, BM25 postings (`chunk_terms`), the terms'
@@ -207,6 +220,7 @@ export class ChunkIndexRepository {
     const previous = replace
       ? await this.deleteDocumentChunks(
           tx,
+          dataset.datasetSeq,
           documents.map((document) => document.documentId),
         )
       : { chunks: 0, length: 0 };
@@ -230,8 +244,12 @@ export class ChunkIndexRepository {
    * Removes a document's chunks, their postings and their share of the dataset's statistics, and
    * returns what they counted for. The caller holds the dataset's chunk lock.
    */
-  async removeDocumentChunks(tx: Tx, datasetId: string, documentId: string): Promise<ChunkTotals> {
-    const removed = await this.deleteDocumentChunks(tx, [documentId]);
+  async removeDocumentChunks(
+    tx: Tx,
+    { datasetId, datasetSeq }: Pick<DatasetTarget, 'datasetId' | 'datasetSeq'>,
+    documentId: string,
+  ): Promise<ChunkTotals> {
+    const removed = await this.deleteDocumentChunks(tx, datasetSeq, [documentId]);
     await this.adjustTotals(tx, datasetId, {
       chunks: -removed.chunks,
       length: -removed.length,
@@ -255,43 +273,56 @@ export class ChunkIndexRepository {
   }
 
   /**
-   * Deletes documents' chunks (a trigger deletes their postings) and returns how many there were and
-   * their length. The terms of the postings that go lose their share of the document frequencies first and
+   * Deletes documents' chunks and their postings, and returns how many there were and their length.
+   * Every statement names the dataset, so that on Citus it runs in the dataset's shard. The terms of the postings that go lose their share of the document frequencies first and
    * get a new version; a term left in no chunk loses its row (see the term_stats migration: versions
    * come from a sequence, so the term coming back later never repeats a version a search process
    * trusts).
    */
-  private async deleteDocumentChunks(tx: Tx, documentIds: string[]): Promise<ChunkTotals> {
+  private async deleteDocumentChunks(
+    tx: Tx,
+    datasetSeq: string,
+    documentIds: string[],
+  ): Promise<ChunkTotals> {
     // The terms' rows are locked first, in term order, as indexing under the shared lock adds to them.
     await tx.query(
       `SELECT 1 FROM term_stats t
-         JOIN (SELECT DISTINCT p.dataset_seq, p.term FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
-                WHERE c.document_id = ANY($1::text[])) g ON g.dataset_seq = t.dataset_seq AND g.term = t.term
+         JOIN (SELECT DISTINCT p.dataset_seq, p.term
+                 FROM chunks c JOIN chunk_terms p ON p.dataset_seq = c.dataset_seq AND p.chunk_seq = c.seq
+                WHERE c.dataset_seq = $2 AND c.document_id = ANY($1::text[])) g
+           ON g.dataset_seq = t.dataset_seq AND g.term = t.term
+        WHERE t.dataset_seq = $2
         ORDER BY t.term
           FOR UPDATE OF t`,
-      [documentIds],
+      [documentIds, datasetSeq],
     );
     // The DELETE and the UPDATE see the same snapshot and touch disjoint rows. A df below the postings
     // removed (counts gone wrong) is not deleted: the UPDATE takes it below 0, which the CHECK refuses.
     await tx.query(
       `WITH gone AS (
          SELECT p.dataset_seq, p.term, count(*)::int AS n
-           FROM chunks c JOIN chunk_terms p ON p.chunk_seq = c.seq
-          WHERE c.document_id = ANY($1::text[])
+           FROM chunks c JOIN chunk_terms p ON p.dataset_seq = c.dataset_seq AND p.chunk_seq = c.seq
+          WHERE c.dataset_seq = $2 AND c.document_id = ANY($1::text[])
           GROUP BY p.dataset_seq, p.term
        ), emptied AS (
          DELETE FROM term_stats t USING gone g
-          WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df = g.n
+          WHERE t.dataset_seq = $2 AND t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df = g.n
        )
-       UPDATE term_stats t SET df = t.df - g.n, version = nextval('term_stats_version')
+       UPDATE term_stats t SET df = t.df - g.n, version = $3
          FROM gone g
-        WHERE t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <> g.n`,
-      [documentIds],
+        WHERE t.dataset_seq = $2 AND t.dataset_seq = g.dataset_seq AND t.term = g.term AND t.df <> g.n`,
+      [documentIds, datasetSeq, await newVersion(tx)],
+    );
+    await tx.query(
+      `DELETE FROM chunk_terms p USING chunks c
+        WHERE p.dataset_seq = $2 AND c.dataset_seq = $2 AND c.document_id = ANY($1::text[])
+          AND p.chunk_seq = c.seq`,
+      [documentIds, datasetSeq],
     );
     const [removed] = await tx.query<ChunkTotals[]>(
-      `WITH gone AS (DELETE FROM chunks WHERE document_id = ANY($1::text[]) RETURNING length)
+      `WITH gone AS (DELETE FROM chunks WHERE dataset_seq = $2 AND document_id = ANY($1::text[]) RETURNING length)
        SELECT count(*)::int AS chunks, coalesce(sum(length), 0)::float8 AS length FROM gone`,
-      [documentIds],
+      [documentIds, datasetSeq],
     );
     return removed;
   }
@@ -368,7 +399,9 @@ export class ChunkIndexRepository {
         else terms.set(term, (terms.get(term) ?? 0) + df!);
       }
     }
-    if (terms.size > 0) await tx.query(ADD_TERMS, [datasetSeq, [...terms.keys()], [...terms.values()]]);
+    if (terms.size > 0) {
+      await tx.query(ADD_TERMS, [datasetSeq, [...terms.keys()], [...terms.values()], await newVersion(tx)]);
+    }
     return total;
   }
 }

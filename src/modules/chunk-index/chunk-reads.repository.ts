@@ -74,7 +74,7 @@ export class ChunkReadsRepository {
     if (seqs.length === 0) return new Map();
     const rows = await read<ChunkRow>(
       `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}
-         FROM chunks c JOIN documents d ON d.id = c.document_id
+         FROM chunks c JOIN documents d ON d.dataset_seq = c.dataset_seq AND d.id = c.document_id
         WHERE c.seq = ANY($2::bigint[]) AND c.dataset_seq = $1`,
       [datasetSeq, seqs],
     );
@@ -162,7 +162,7 @@ export class ChunkReadsRepository {
       `SELECT ${CHUNK_COLUMNS}, ${DOCUMENT_COLUMNS}, r.rank::int4 AS rank
          FROM unnest($1::bigint[]) WITH ORDINALITY AS r (seq, rank)
          JOIN chunks c ON c.seq = r.seq
-         JOIN documents d ON d.id = c.document_id
+         JOIN documents d ON d.dataset_seq = c.dataset_seq AND d.id = c.document_id
         WHERE ${sql}
         ORDER BY r.rank
         LIMIT $2`,
@@ -204,13 +204,16 @@ export class ChunkReadsRepository {
     // whole walk found). Neither takes a list of document ids: planning `= ANY` over thousands of
     // them cost more than the walk (docs/search.md, Two legs).
     const rendered = condition?.(7);
-    const join = rendered && exact ? 'JOIN documents d ON d.id = c.document_id AND d.dataset_id = $6' : '';
+    const join =
+      rendered && exact
+        ? 'JOIN documents d ON d.dataset_seq = c.dataset_seq AND d.id = c.document_id AND d.dataset_id = $6'
+        : '';
     const passing = !rendered
       ? ''
       : exact
         ? `AND ${rendered.sql}`
         : `AND EXISTS (SELECT FROM documents d
-           WHERE d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
+           WHERE d.dataset_seq = c.dataset_seq AND d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
     // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
     // use it; the score is the single-precision cosine all the same. relaxed_order, and half
     // precision, may return rows slightly out of order: they are ranked again by their distance.
@@ -237,7 +240,7 @@ export class ChunkReadsRepository {
            ORDER BY ${order}
            LIMIT $3) n) r
        LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
-         WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
+         WHERE d.dataset_seq = $1 AND d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
       [
         datasetSeq,
         vectorParam(vector),
@@ -273,7 +276,7 @@ export class ChunkReadsRepository {
     const dims = vector.length;
     const rendered = condition?.(6);
     const passing = rendered
-      ? `AND EXISTS (SELECT FROM documents d WHERE d.id = c.document_id AND ${rendered.sql} OFFSET 0)`
+      ? `AND EXISTS (SELECT FROM documents d WHERE d.dataset_seq = c.dataset_seq AND d.id = c.document_id AND ${rendered.sql} OFFSET 0)`
       : '';
     const rows = await read<
       NearChunk & { datasetSeq: string; metadata: ChunkRow['metadata'] | null; filename: string | null }
@@ -289,7 +292,7 @@ export class ChunkReadsRepository {
            LIMIT $3) n) r
        JOIN dataset_index s ON s.dataset_seq = r.dataset_seq AND s.embedding_model = $5
        LEFT JOIN LATERAL (SELECT ${DOCUMENT_COLUMNS} FROM documents d
-         WHERE d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
+         WHERE d.dataset_seq = r.dataset_seq AND d.id = r."documentId" AND r.rank <= $4 OFFSET 0) m ON true`,
       [datasetSeqs, vectorParam(vector), candidates, shown, model, ...(rendered?.params ?? [])],
     );
     return rows
@@ -330,7 +333,7 @@ export class ChunkReadsRepository {
   ): Promise<Set<number> | null> {
     const { sql, params } = condition(3);
     const rows = await read<{ seq: string }>(
-      `SELECT c.seq FROM documents d JOIN chunks c ON c.document_id = d.id
+      `SELECT c.seq FROM documents d JOIN chunks c ON c.dataset_seq = d.dataset_seq AND c.document_id = d.id
         WHERE d.dataset_id = $1 AND ${sql}
         LIMIT $2`,
       [datasetId, max + 1, ...params],

@@ -69,7 +69,7 @@ export class FusionChoiceRepository {
           AND i.next_embedding_model IS NULL
           AND ($3::text IS NULL OR i.dataset_id = $3)
           -- A dataset being loaded is judged once it is quiet, not at every step of its growth.
-          AND NOT EXISTS (SELECT FROM documents p WHERE p.status = 'processing' AND p.dataset_id = i.dataset_id)
+          AND NOT EXISTS (SELECT FROM documents p WHERE p.dataset_seq = i.dataset_seq AND p.status = 'processing')
           AND (f.dataset_seq IS NULL OR f.embedding_model <> i.embedding_model
                OR abs(i.chunk_count - f.chunk_count) > $2::float8 * f.chunk_count)
         ORDER BY i.dataset_seq`,

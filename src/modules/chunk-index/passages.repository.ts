@@ -45,7 +45,7 @@ export class PassagesRepository {
   ): Promise<{ documentId: string; datasetId: string; ordinal: number } | null> {
     const [row] = await this.db.query<{ document_id: string; dataset_id: string; ordinal: number }[]>(
       `SELECT c.document_id, d.dataset_id, c.ordinal
-         FROM chunks c JOIN documents d ON d.id = c.document_id
+         FROM chunks c JOIN documents d ON d.dataset_seq = c.dataset_seq AND d.id = c.document_id
         WHERE c.id = $1`,
       [chunkId],
     );
@@ -162,7 +162,7 @@ export class PassagesRepository {
     const rows = await this.db.query<(ChunkRow & { token_count: number })[]>(
       `SELECT c.id, c.document_id, c.ordinal, c.page, c.content, c.char_start, c.char_end, c.token_count
          FROM chunks t JOIN chunks c
-           ON c.document_id = t.document_id AND c.ordinal BETWEEN t.ordinal - $3 AND t.ordinal + $3
+           ON c.dataset_seq = t.dataset_seq AND c.document_id = t.document_id AND c.ordinal BETWEEN t.ordinal - $3 AND t.ordinal + $3
         WHERE t.id = $2 AND t.document_id = $1
         ORDER BY c.ordinal`,
       [documentId, chunkId, radius],

@@ -1,11 +1,12 @@
 import type { DatasetDirectory } from 'src/modules/auth/oauth/dataset-directory.seam.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { Page } from 'src/common/pagination/pagination.js';
 import { pagedQuery } from 'src/database/paged-query.js';
 import { entityColumns } from 'src/database/entity-columns.js';
+import { isUniqueViolation } from 'src/database/unique-violation.js';
 import type { Tx } from 'src/database/transaction.js';
 import { DatasetEntity, type Metadata } from 'src/modules/datasets/dataset.entity.js';
 import { DatasetErrors } from 'src/modules/datasets/datasets.errors.js';
@@ -34,9 +35,7 @@ const ORDER_BY: Record<DatasetSort, Record<string, 'ASC' | 'DESC'>> = {
 const NAME_UNIQUE_INDEX = 'datasets_account_name_key';
 
 function isNameConflict(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const driverError = error.driverError as { code?: string; constraint?: string };
-  return driverError.code === '23505' && driverError.constraint === NAME_UNIQUE_INDEX;
+  return isUniqueViolation(error, NAME_UNIQUE_INDEX);
 }
 
 @Injectable()
@@ -157,7 +156,12 @@ export class DatasetsRepository implements DatasetDirectory {
     ]);
   }
 
+  /**
+   * Deletes the dataset; its content goes with it by foreign keys, but for the postings, which have
+   * none (they are written only beside their chunks) and go first.
+   */
   async delete(tx: Tx, dataset: DatasetEntity): Promise<void> {
+    await tx.query('DELETE FROM chunk_terms WHERE dataset_seq = $1', [dataset.seq]);
     await tx.getRepository(DatasetEntity).delete({ id: dataset.id, accountId: dataset.accountId });
   }
 }

@@ -168,7 +168,7 @@ export class BulkUploadService {
             const documents = await this.documents.insertMany(
               tx,
               accepted.map(({ upload }) => ({
-                document: newDocument(dataset.id, upload),
+                document: newDocument(dataset, upload),
                 content: upload.content,
               })),
             );

@@ -100,7 +100,10 @@ export class DocumentContentService {
   /** The original upload, whatever the document's status: its bytes are stored with its row. */
   async file(caller: Principal, datasetId: string, documentId: string): Promise<DocumentFile> {
     const document = await this.documents.get(caller, datasetId, documentId);
-    const content = await this.documentRows.findSource(document.datasetId, document.id);
+    const content = await this.documentRows.findSource(
+      { id: document.datasetId, seq: document.datasetSeq },
+      document.id,
+    );
     if (!content) throw DocumentErrors.notFound(documentId);
     return { document, content };
   }

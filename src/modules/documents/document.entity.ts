@@ -18,6 +18,10 @@ export class DocumentEntity {
   @Column('text', { name: 'dataset_id' })
   datasetId!: string;
 
+  /** The dataset's `seq`: the key a distributed database places the dataset's content by. */
+  @Column('bigint', { name: 'dataset_seq' })
+  datasetSeq!: string;
+
   @Column('text', { nullable: true })
   filename!: string | null;
 
@@ -82,6 +86,9 @@ export class DocumentEntity {
 export class DocumentSourceEntity {
   @PrimaryColumn('text', { name: 'document_id' })
   documentId!: string;
+
+  @Column('bigint', { name: 'dataset_seq' })
+  datasetSeq!: string;
 
   @Column('bytea')
   content!: Buffer;

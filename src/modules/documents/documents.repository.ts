@@ -15,7 +15,7 @@ import {
 
 export type NewDocument = Pick<
   DocumentEntity,
-  'id' | 'datasetId' | 'filename' | 'kind' | 'mediaType' | 'sizeBytes' | 'metadata'
+  'id' | 'datasetId' | 'datasetSeq' | 'filename' | 'kind' | 'mediaType' | 'sizeBytes' | 'metadata'
 >;
 
 /** What a replacement changes of a document: its file, and its metadata when one was sent. */
@@ -35,20 +35,32 @@ const NEW_RUN = {
   processingTimeMs: null,
 } as const;
 
-/** Identifies one run of the pipeline for one document. */
+/** Identifies one run of the pipeline for one document (and its dataset's `seq`, its content's key). */
 export interface Run {
   documentId: string;
+  datasetSeq: string;
   generation: number;
 }
+
+/** A dataset as its documents are addressed: by id, and by `seq` where a statement locks or writes. */
+export type DatasetKey = { id: string; seq: string };
 
 export interface StaleRun {
   id: string;
   datasetId: string;
+  datasetSeq: string;
   generation: number;
   recoveries: number;
 }
 
-const STILL_RUNNING = `id = $1 AND generation = $2 AND status = 'processing'`;
+// Statements that lock or write documents name the dataset's seq: on Citus they run in its shard,
+// where row locks are taken (a statement over several shards cannot lock rows).
+const STILL_RUNNING = `dataset_seq = $3 AND id = $1 AND generation = $2 AND status = 'processing'`;
+
+/** A document's key: on Citus, its dataset's seq places it. */
+function keyOf(document: Pick<DocumentEntity, 'id' | 'datasetSeq'>) {
+  return { id: document.id, datasetSeq: document.datasetSeq };
+}
 
 /**
  * A run's end, set as the document leaves `processing` (with `FROM ${RUN_ENDED}`): `processed_at` is
@@ -76,8 +88,10 @@ export class DocumentsRepository {
       status: 'processing',
       progress: { stage: 'upload', percent: 0 },
     } as QueryDeepPartialEntity<DocumentEntity>);
-    await tx.getRepository(DocumentSourceEntity).insert({ documentId: document.id, content });
-    return documents.findOneByOrFail({ id: document.id });
+    await tx
+      .getRepository(DocumentSourceEntity)
+      .insert({ documentId: document.id, datasetSeq: document.datasetSeq, content });
+    return documents.findOneByOrFail(keyOf(document));
   }
 
   /**
@@ -97,12 +111,26 @@ export class DocumentsRepository {
           }) as QueryDeepPartialEntity<DocumentEntity>,
       ),
     );
-    await tx
-      .getRepository(DocumentSourceEntity)
-      .insert(items.map(({ document, content }) => ({ documentId: document.id, content })));
+    await tx.getRepository(DocumentSourceEntity).insert(
+      items.map(({ document, content }) => ({
+        documentId: document.id,
+        datasetSeq: document.datasetSeq,
+        content,
+      })),
+    );
     const ids = items.map(({ document }) => document.id);
-    const byId = new Map((await documents.findBy({ id: In(ids) })).map((row) => [row.id, row]));
+    const rows = await documents.findBy({ id: In(ids), datasetSeq: items[0].document.datasetSeq });
+    const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id) as DocumentEntity);
+  }
+
+  /** The `seq` of a document's dataset, or null for an unknown document. */
+  async datasetSeqOf(documentId: string): Promise<string | null> {
+    const [row] = await this.db.query<{ seq: string }[]>(
+      `SELECT dataset_seq::text AS seq FROM documents WHERE id = $1`,
+      [documentId],
+    );
+    return row?.seq ?? null;
   }
 
   /** The dataset a document belongs to, or null for an unknown document. */
@@ -114,16 +142,18 @@ export class DocumentsRepository {
     return row?.dataset_id ?? null;
   }
 
-  find(datasetId: string, documentId: string): Promise<DocumentEntity | null> {
-    return this.db.getRepository(DocumentEntity).findOneBy({ id: documentId, datasetId });
+  find(dataset: DatasetKey, documentId: string): Promise<DocumentEntity | null> {
+    return this.db
+      .getRepository(DocumentEntity)
+      .findOneBy({ id: documentId, datasetSeq: dataset.seq, datasetId: dataset.id });
   }
 
   /** The original bytes of a document of the dataset, as uploaded; null for an unknown document. */
-  async findSource(datasetId: string, documentId: string): Promise<Buffer | null> {
+  async findSource(dataset: DatasetKey, documentId: string): Promise<Buffer | null> {
     const [row] = await this.db.query<{ content: Buffer }[]>(
-      `SELECT s.content FROM document_sources s JOIN documents d ON d.id = s.document_id
-        WHERE s.document_id = $1 AND d.dataset_id = $2`,
-      [documentId, datasetId],
+      `SELECT s.content FROM document_sources s JOIN documents d ON d.dataset_seq = s.dataset_seq AND d.id = s.document_id
+        WHERE s.dataset_seq = $3 AND s.document_id = $1 AND d.dataset_id = $2`,
+      [documentId, dataset.id, dataset.seq],
     );
     return row?.content ?? null;
   }
@@ -149,20 +179,24 @@ export class DocumentsRepository {
   }
 
   /** `findSource` in the caller's transaction (an export reads one snapshot). */
-  async sourceIn(tx: Tx, documentId: string): Promise<Buffer | null> {
+  async sourceIn(tx: Tx, document: Pick<DocumentEntity, 'id' | 'datasetSeq'>): Promise<Buffer | null> {
     const [row] = await tx.query<{ content: Buffer }[]>(
-      `SELECT content FROM document_sources WHERE document_id = $1`,
-      [documentId],
+      `SELECT content FROM document_sources WHERE dataset_seq = $2 AND document_id = $1`,
+      [document.id, document.datasetSeq],
     );
     return row?.content ?? null;
   }
 
-  findForUpdate(tx: Tx, datasetId: string, documentId: string): Promise<DocumentEntity | null> {
+  findForUpdate(tx: Tx, dataset: DatasetKey, documentId: string): Promise<DocumentEntity | null> {
     return tx
       .getRepository(DocumentEntity)
       .createQueryBuilder('d')
       .setLock('pessimistic_write')
-      .where('d.id = :documentId AND d.dataset_id = :datasetId', { documentId, datasetId })
+      .where('d.dataset_seq = :seq AND d.id = :documentId AND d.dataset_id = :datasetId', {
+        seq: dataset.seq,
+        documentId,
+        datasetId: dataset.id,
+      })
       .getOne();
   }
 
@@ -182,7 +216,7 @@ export class DocumentsRepository {
 
   /** Deletes the document and its source; its chunks must have gone first (`ChunkIndexRepository`). */
   async delete(tx: Tx, document: DocumentEntity): Promise<void> {
-    await tx.getRepository(DocumentEntity).delete({ id: document.id, datasetId: document.datasetId });
+    await tx.getRepository(DocumentEntity).delete(keyOf(document));
   }
 
   /**
@@ -195,24 +229,19 @@ export class DocumentsRepository {
     metadata: Record<string, unknown>,
   ): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);
-    await documents.update({ id: document.id, datasetId: document.datasetId }, {
-      metadata,
-    } as QueryDeepPartialEntity<DocumentEntity>);
-    return documents.findOneByOrFail({ id: document.id });
+    await documents.update(keyOf(document), { metadata } as QueryDeepPartialEntity<DocumentEntity>);
+    return documents.findOneByOrFail(keyOf(document));
   }
 
   /** Back to processing for another run, its chunks removed (`DocumentsService.reprocess`). */
   async restart(tx: Tx, document: DocumentEntity): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);
-    await documents.update(
-      { id: document.id },
-      {
-        ...NEW_RUN,
-        generation: document.generation + 1,
-        chunksCreated: null,
-      },
-    );
-    return documents.findOneByOrFail({ id: document.id });
+    await documents.update(keyOf(document), {
+      ...NEW_RUN,
+      generation: document.generation + 1,
+      chunksCreated: null,
+    });
+    return documents.findOneByOrFail(keyOf(document));
   }
 
   /**
@@ -226,13 +255,15 @@ export class DocumentsRepository {
     content: Buffer,
   ): Promise<DocumentEntity> {
     const documents = tx.getRepository(DocumentEntity);
-    await documents.update({ id: document.id }, {
+    await documents.update(keyOf(document), {
       ...NEW_RUN,
       ...version,
       generation: document.generation + 1,
     } as QueryDeepPartialEntity<DocumentEntity>);
-    await tx.getRepository(DocumentSourceEntity).update({ documentId: document.id }, { content });
-    return documents.findOneByOrFail({ id: document.id });
+    await tx
+      .getRepository(DocumentSourceEntity)
+      .update({ documentId: document.id, datasetSeq: document.datasetSeq }, { content });
+    return documents.findOneByOrFail(keyOf(document));
   }
 
   /**
@@ -244,9 +275,9 @@ export class DocumentsRepository {
     const [row] = await this.db.query<(DocumentEntity & { content: Buffer })[]>(
       `SELECT d.id, d.dataset_id AS "datasetId", d.kind, d.filename, d.metadata,
               d.chunks_created AS "chunksCreated", s.content
-         FROM documents d JOIN document_sources s ON s.document_id = d.id
-        WHERE d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
-      [run.documentId, run.generation],
+         FROM documents d JOIN document_sources s ON s.dataset_seq = d.dataset_seq AND s.document_id = d.id
+        WHERE d.dataset_seq = $3 AND d.id = $1 AND d.generation = $2 AND d.status = 'processing'`,
+      [run.documentId, run.generation, run.datasetSeq],
     );
     if (!row) return null;
     const { content, ...document } = row;
@@ -259,30 +290,38 @@ export class DocumentsRepository {
    * locked (being indexed, deleted or restarted): its progress does not wait for that.
    */
   async setProgress(updates: (Run & { stage: ProcessingStage; percent: number })[]): Promise<void> {
-    await this.db.query(
-      `UPDATE documents d
-          SET progress = jsonb_build_object('stage', u.stage, 'percent', u.percent), heartbeat_at = now()
-         FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) AS u(id, generation, stage, percent)
-        WHERE d.id = u.id AND d.generation = u.generation AND d.status = 'processing'
-          AND d.id IN (SELECT id FROM documents WHERE id = ANY($1::text[]) FOR UPDATE SKIP LOCKED)`,
-      [
-        updates.map((update) => update.documentId),
-        updates.map((update) => update.generation),
-        updates.map((update) => update.stage),
-        updates.map((update) => Math.round(update.percent)),
-      ],
-    );
+    // A statement a dataset: on Citus, rows are locked only by a statement within one shard.
+    const byDataset = new Map<string, typeof updates>();
+    for (const update of updates)
+      byDataset.set(update.datasetSeq, [...(byDataset.get(update.datasetSeq) ?? []), update]);
+    for (const [datasetSeq, ofDataset] of byDataset) {
+      await this.db.query(
+        `UPDATE documents d
+            SET progress = u.progress, heartbeat_at = now()
+           FROM unnest($1::text[], $2::int[], $3::jsonb[]) AS u(id, generation, progress)
+          WHERE d.dataset_seq = $4 AND d.id = u.id AND d.generation = u.generation AND d.status = 'processing'
+            AND d.id IN (SELECT id FROM documents WHERE dataset_seq = $4 AND id = ANY($1::text[])
+                            FOR UPDATE SKIP LOCKED)`,
+        [
+          ofDataset.map((update) => update.documentId),
+          ofDataset.map((update) => update.generation),
+          // Built here: Citus refuses a stable function of the rows' columns in an UPDATE.
+          ofDataset.map(({ stage, percent }) => JSON.stringify({ stage, percent: Math.round(percent) })),
+          datasetSeq,
+        ],
+      );
+    }
   }
 
   /** Marks a run failed with a code; returns its dataset id, or null when the run was no longer current. */
   async fail(tx: Tx, run: Run, error: ProcessingErrorPayload): Promise<string | null> {
     const [rows] = await tx.query<[{ dataset_id: string }[], number]>(
       `UPDATE documents
-          SET status = 'failed', error = $3, ${PROCESSING_TIME}, progress = NULL
+          SET status = 'failed', error = $4, ${PROCESSING_TIME}, progress = NULL
          FROM ${RUN_ENDED}
         WHERE ${STILL_RUNNING}
         RETURNING dataset_id`,
-      [run.documentId, run.generation, error],
+      [run.documentId, run.generation, run.datasetSeq, error],
     );
     return rows[0]?.dataset_id ?? null;
   }
@@ -290,7 +329,7 @@ export class DocumentsRepository {
   /** Processing documents whose run has not reported for `seconds`. */
   staleRuns(seconds: number, limit: number): Promise<StaleRun[]> {
     return this.db.query<StaleRun[]>(
-      `SELECT id, dataset_id AS "datasetId", generation, recoveries
+      `SELECT id, dataset_id AS "datasetId", dataset_seq::text AS "datasetSeq", generation, recoveries
          FROM documents
         WHERE status = 'processing' AND heartbeat_at < now() - make_interval(secs => $1)
         ORDER BY heartbeat_at
@@ -302,9 +341,9 @@ export class DocumentsRepository {
   /** Counts a restart of a run whose worker died; false if the run moved on meanwhile. */
   async recordRecovery(run: Run, recoveries: number): Promise<boolean> {
     const [, affected] = await this.db.query<[unknown, number]>(
-      `UPDATE documents SET recoveries = $3 + 1, heartbeat_at = now()
-        WHERE ${STILL_RUNNING} AND recoveries = $3`,
-      [run.documentId, run.generation, recoveries],
+      `UPDATE documents SET recoveries = $4 + 1, heartbeat_at = now()
+        WHERE ${STILL_RUNNING} AND recoveries = $4`,
+      [run.documentId, run.generation, run.datasetSeq, recoveries],
     );
     return affected > 0;
   }
@@ -315,24 +354,33 @@ export class DocumentsRepository {
    * restarted or replaced meanwhile, each with whether its document has chunks in the index (a
    * version it replaces).
    */
-  async lockRuns(tx: Tx, runs: Run[]): Promise<(Run & { hasChunks: boolean })[]> {
+  async lockRuns(tx: Tx, datasetSeq: string, runs: Run[]): Promise<(Run & { hasChunks: boolean })[]> {
     return tx.query<(Run & { hasChunks: boolean })[]>(
-      `SELECT d.id AS "documentId", d.generation, d.chunks_created IS NOT NULL AS "hasChunks"
+      `SELECT d.id AS "documentId", d.dataset_seq::text AS "datasetSeq", d.generation,
+              d.chunks_created IS NOT NULL AS "hasChunks"
          FROM documents d JOIN unnest($1::text[], $2::int[]) AS r(id, generation)
               ON d.id = r.id AND d.generation = r.generation
-        WHERE d.status = 'processing'
+        WHERE d.dataset_seq = $3 AND d.status = 'processing'
         ORDER BY d.id
           FOR UPDATE OF d`,
-      [runs.map((run) => run.documentId), runs.map((run) => run.generation)],
+      [runs.map((run) => run.documentId), runs.map((run) => run.generation), datasetSeq],
     );
   }
 
   /** Records the chunks documents have in the index outside a run's end (an import's documents). */
-  async setIndexedChunks(tx: Tx, documents: { documentId: string; chunks: number }[]): Promise<void> {
+  async setIndexedChunks(
+    tx: Tx,
+    datasetSeq: string,
+    documents: { documentId: string; chunks: number }[],
+  ): Promise<void> {
     await tx.query(
       `UPDATE documents d SET chunks_created = u.chunks
-         FROM unnest($1::text[], $2::int[]) AS u(id, chunks) WHERE d.id = u.id`,
-      [documents.map((document) => document.documentId), documents.map((document) => document.chunks)],
+         FROM unnest($1::text[], $2::int[]) AS u(id, chunks) WHERE d.dataset_seq = $3 AND d.id = u.id`,
+      [
+        documents.map((document) => document.documentId),
+        documents.map((document) => document.chunks),
+        datasetSeq,
+      ],
     );
   }
 
@@ -343,6 +391,7 @@ export class DocumentsRepository {
    */
   async markReady(
     tx: Tx,
+    datasetSeq: string,
     runs: (Run & { chunks: number; embedded: number | null; reused: number | null })[],
   ): Promise<Map<string, number>> {
     const rows = await tx.query<{ id: string; processing_time_ms: number }[]>(
@@ -352,7 +401,7 @@ export class DocumentsRepository {
                 ${PROCESSING_TIME}, progress = NULL, error = NULL
            FROM ${RUN_ENDED},
                 unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[]) AS r(id, generation, chunks, embedded, reused)
-          WHERE d.id = r.id AND d.generation = r.generation AND d.status = 'processing'
+          WHERE d.dataset_seq = $6 AND d.id = r.id AND d.generation = r.generation AND d.status = 'processing'
           RETURNING d.id, d.processing_time_ms
        )
        SELECT * FROM ready`,
@@ -362,6 +411,7 @@ export class DocumentsRepository {
         runs.map((run) => run.chunks),
         runs.map((run) => run.embedded),
         runs.map((run) => run.reused),
+        datasetSeq,
       ],
     );
     return new Map(rows.map((row) => [row.id, row.processing_time_ms]));

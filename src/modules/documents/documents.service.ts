@@ -14,6 +14,7 @@ import { DatasetsService } from 'src/modules/datasets/datasets.service.js';
 import type { DocumentEntity } from 'src/modules/documents/document.entity.js';
 import { DOCUMENT_LIMITS, DocumentErrors } from 'src/modules/documents/documents.errors.js';
 import { DocumentsRepository, type NewDocument } from 'src/modules/documents/documents.repository.js';
+import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import type { ListDocumentsQueryDto, UpdateDocumentDto } from 'src/modules/documents/dto/document.dto.js';
 import { type DetectedType, detectFileType } from 'src/modules/documents/file-kinds.js';
 import { IngestionQueue } from 'src/modules/ingestion-queue/ingestion.queue.js';
@@ -27,10 +28,11 @@ export interface NewUpload {
 }
 
 /** The row of an upload's document, as any upload stores it. */
-export function newDocument(datasetId: string, upload: NewUpload): NewDocument {
+export function newDocument(dataset: Pick<DatasetEntity, 'id' | 'seq'>, upload: NewUpload): NewDocument {
   return {
     id: newId('doc'),
-    datasetId,
+    datasetId: dataset.id,
+    datasetSeq: dataset.seq,
     filename: upload.filename,
     kind: upload.type.kind,
     mediaType: upload.type.mediaType,
@@ -113,7 +115,7 @@ export class DocumentsService {
     const document = await this.transactions.run(async (tx) => {
       const dataset = await this.datasets.findOwnedForUpdate(tx, caller, datasetId);
       if (dataset.documentCount >= DOCUMENT_LIMITS.perDataset) throw DocumentErrors.limitReached();
-      const created = await this.documents.insert(tx, newDocument(dataset.id, upload), upload.content);
+      const created = await this.documents.insert(tx, newDocument(dataset, upload), upload.content);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, 1);
       await this.events.record(tx, dataset.accountId, 'document.uploaded', uploadedEvent(created));
       return created;
@@ -133,7 +135,7 @@ export class DocumentsService {
 
   async get(caller: Principal, datasetId: string, documentId: string): Promise<DocumentEntity> {
     const dataset = await this.datasets.get(caller, datasetId);
-    const document = isId('doc', documentId) ? await this.documents.find(dataset.id, documentId) : null;
+    const document = isId('doc', documentId) ? await this.documents.find(dataset, documentId) : null;
     if (!document) throw DocumentErrors.notFound(documentId);
     return document;
   }
@@ -155,7 +157,7 @@ export class DocumentsService {
     const dataset = await this.datasets.getOwned(caller, datasetId);
     return this.transactions.run(async (tx) => {
       const document = isId('doc', documentId)
-        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        ? await this.documents.findForUpdate(tx, dataset, documentId)
         : null;
       if (!document) throw DocumentErrors.notFound(documentId);
       if (input.metadata === undefined) return document;
@@ -191,10 +193,10 @@ export class DocumentsService {
     const dataset = await this.datasets.getOwned(caller, datasetId);
     const document = await this.transactions.run(async (tx) => {
       const current = isId('doc', documentId)
-        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        ? await this.documents.findForUpdate(tx, dataset, documentId)
         : null;
       if (!current) throw DocumentErrors.notFound(documentId);
-      const { filename, kind, mediaType, sizeBytes } = newDocument(dataset.id, upload);
+      const { filename, kind, mediaType, sizeBytes } = newDocument(dataset, upload);
       const version = {
         filename,
         kind,
@@ -227,10 +229,14 @@ export class DocumentsService {
     await this.transactions.run(async (tx) => {
       const dataset = await this.datasets.findOwnedForChunkChanges(tx, caller, datasetId);
       const document = isId('doc', documentId)
-        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        ? await this.documents.findForUpdate(tx, dataset, documentId)
         : null;
       if (!document) throw DocumentErrors.notFound(documentId);
-      await this.chunkIndex.removeDocumentChunks(tx, dataset.id, document.id);
+      await this.chunkIndex.removeDocumentChunks(
+        tx,
+        { datasetId: dataset.id, datasetSeq: dataset.seq },
+        document.id,
+      );
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
       await this.events.record(tx, dataset.accountId, 'document.deleted', {
@@ -250,19 +256,23 @@ export class DocumentsService {
    */
   async reprocess(caller: AccountPrincipal, datasetId: string, documentId: string): Promise<DocumentEntity> {
     const dataset = await this.datasets.getOwned(caller, datasetId);
-    const seen = isId('doc', documentId) ? await this.documents.find(dataset.id, documentId) : null;
+    const seen = isId('doc', documentId) ? await this.documents.find(dataset, documentId) : null;
     if (!seen) throw DocumentErrors.notFound(documentId);
     if (seen.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
     const document = await this.transactions.run(async (tx) => {
       const dataset = await this.datasets.findOwnedForChunkChanges(tx, caller, datasetId);
       const current = isId('doc', documentId)
-        ? await this.documents.findForUpdate(tx, dataset.id, documentId)
+        ? await this.documents.findForUpdate(tx, dataset, documentId)
         : null;
       if (!current) throw DocumentErrors.notFound(documentId);
       if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
       // The old chunks go now, with their share of the BM25 statistics: they must not count while the
       // document is not searchable, nor stay counted if the new run fails.
-      await this.chunkIndex.removeDocumentChunks(tx, dataset.id, current.id);
+      await this.chunkIndex.removeDocumentChunks(
+        tx,
+        { datasetId: dataset.id, datasetSeq: dataset.seq },
+        current.id,
+      );
       return this.documents.restart(tx, current);
     });
     await this.queue.enqueue(document);

@@ -15,6 +15,8 @@ export enum JobName {
 
 export interface ProcessDocumentJob {
   documentId: string;
+  /** The document's dataset's `seq` (DocumentEntity.datasetSeq); absent from jobs queued by earlier versions. */
+  datasetSeq?: string;
   /** The run this job belongs to (see DocumentEntity.generation). */
   generation: number;
 }
@@ -46,6 +48,7 @@ export function processDocumentJobId(documentId: string, generation: number, rec
 /** A run of a document's processing, as its job is named. */
 export interface QueuedRun {
   id: string;
+  datasetSeq: string;
   generation: number;
   recoveries: number;
 }
@@ -53,7 +56,7 @@ export interface QueuedRun {
 function processDocumentJob(document: QueuedRun) {
   return {
     name: JobName.ProcessDocument,
-    data: { documentId: document.id, generation: document.generation },
+    data: { documentId: document.id, datasetSeq: document.datasetSeq, generation: document.generation },
     opts: {
       ...PROCESS_DOCUMENT_RETRY,
       timeout: PROCESS_DOCUMENT_TIMEOUT_MS,

@@ -11,8 +11,8 @@ import { strictMock } from '../../../test/utils/strict-mock.js';
 describe('IngestionRecoveryService.sweep', () => {
   it('goes on to the next stalled document when one cannot be recovered', async () => {
     const stale: StaleRun[] = [
-      { id: 'doc_stuck', datasetId: 'ds_1', generation: 1, recoveries: 0 },
-      { id: 'doc_next', datasetId: 'ds_1', generation: 1, recoveries: 0 },
+      { id: 'doc_stuck', datasetId: 'ds_1', datasetSeq: '1', generation: 1, recoveries: 0 },
+      { id: 'doc_next', datasetId: 'ds_1', datasetSeq: '1', generation: 1, recoveries: 0 },
     ];
     const enqueue = jest.fn<IngestionQueue['enqueue']>(() => Promise.resolve(true));
     const logged: { msg: string; document_id?: string }[] = [];
@@ -30,7 +30,7 @@ describe('IngestionRecoveryService.sweep', () => {
       pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
     );
     await service.sweep();
-    expect(enqueue).toHaveBeenCalledWith({ id: 'doc_next', generation: 1, recoveries: 1 });
+    expect(enqueue).toHaveBeenCalledWith({ id: 'doc_next', datasetSeq: '1', generation: 1, recoveries: 1 });
     expect(logged).toContainEqual(
       expect.objectContaining({ msg: 'could not recover a stalled document', document_id: 'doc_stuck' }),
     );

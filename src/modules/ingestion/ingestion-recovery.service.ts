@@ -58,7 +58,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
   }
 
   private async recover(stale: StaleRun): Promise<void> {
-    const run = { documentId: stale.id, generation: stale.generation };
+    const run = { documentId: stale.id, datasetSeq: stale.datasetSeq, generation: stale.generation };
     if (await this.queue.hasLiveJob(stale)) return;
     if (stale.recoveries >= this.config.maxRecoveries) {
       await this.ingestion.fail(run, {
@@ -76,6 +76,7 @@ export class IngestionRecoveryService implements OnApplicationBootstrap, OnAppli
     );
     await this.queue.enqueue({
       id: stale.id,
+      datasetSeq: stale.datasetSeq,
       generation: stale.generation,
       recoveries: stale.recoveries + 1,
     });

@@ -7,6 +7,7 @@ import { ingestionSection } from 'src/modules/ingestion/ingestion.config.js';
 import { IngestionProcessor } from 'src/modules/ingestion/ingestion.processor.js';
 import type { ProcessDocumentJob } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import type { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import type { DocumentsRepository } from 'src/modules/documents/documents.repository.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
 function setUp() {
@@ -19,6 +20,7 @@ function setUp() {
   const processor = new IngestionProcessor(
     queue as unknown as Queue<ProcessDocumentJob>,
     strictMock<IngestionService>({ fail }),
+    strictMock<DocumentsRepository>({ datasetSeqOf: () => Promise.resolve('7') }),
     readSection(ingestionSection),
     logger,
   );
@@ -39,6 +41,17 @@ describe('IngestionProcessor, on a failed job', () => {
         msg: 'a removed job failed; the recovery sweep settles its document',
         err: expect.objectContaining({ message: 'job stalled more than allowable limit' }),
       }),
+    );
+  });
+
+  it('fails the run of a job queued without its dataset’s seq, looked up from the document', async () => {
+    const { queue, fail } = setUp();
+    const job = { data: { documentId: 'doc_old', generation: 3 }, attemptsMade: 5, opts: { attempts: 5 } };
+    queue.emit('failed', job, new Error('database busy'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fail).toHaveBeenCalledWith(
+      { documentId: 'doc_old', datasetSeq: '7', generation: 3 },
+      expect.objectContaining({ code: 'processing_error' }),
     );
   });
 });

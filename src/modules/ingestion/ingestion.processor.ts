@@ -7,6 +7,7 @@ import { INGESTION_CONFIG, type IngestionConfig } from 'src/modules/ingestion/in
 import { briefReason } from 'src/modules/ingestion/ingestion.errors.js';
 import { JobName, type ProcessDocumentJob, QueueName } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import { IngestionService } from 'src/modules/ingestion/ingestion.service.js';
+import { DocumentsRepository, type Run } from 'src/modules/documents/documents.repository.js';
 
 /**
  * The Bull processor of the ingestion queue, present only in processes with ROLE `all` or `worker`.
@@ -17,6 +18,7 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
   constructor(
     @InjectQueue(QueueName.Ingestion) private readonly queue: Queue<ProcessDocumentJob>,
     private readonly ingestion: IngestionService,
+    private readonly documents: DocumentsRepository,
     @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -26,7 +28,7 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
     void this.queue.process(
       JobName.ProcessDocument,
       this.config.concurrency,
-      (job: Job<ProcessDocumentJob>) => this.ingestion.process(job.data),
+      async (job: Job<ProcessDocumentJob>) => this.ingestion.process(await this.runOf(job.data)),
     );
     this.queue.on('failed', (job: Job<ProcessDocumentJob> | null, error: Error) =>
       this.handled('failed', this.onFailed(job, error)),
@@ -43,6 +45,12 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
    */
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
+  }
+
+  /** The job's run; a job queued without its dataset's seq (by an earlier version) has it looked up. */
+  private async runOf(job: ProcessDocumentJob): Promise<Run> {
+    const datasetSeq = job.datasetSeq ?? (await this.documents.datasetSeqOf(job.documentId)) ?? '0';
+    return { documentId: job.documentId, datasetSeq, generation: job.generation };
   }
 
   /**
@@ -69,7 +77,7 @@ export class IngestionProcessor implements OnApplicationBootstrap, OnApplication
     );
     if (job.attemptsMade < (job.opts.attempts ?? 1)) return;
     try {
-      await this.ingestion.fail(job.data, {
+      await this.ingestion.fail(await this.runOf(job.data), {
         code: 'processing_error',
         message: 'Processing failed after several attempts; the document can be reprocessed',
         details: { attempts: job.attemptsMade, reason: briefReason(error.message) },

@@ -67,6 +67,7 @@ export class IngestionRepository {
       if (!dataset) return runs.map(() => null);
       const locked = await this.documents.lockRuns(
         tx,
+        dataset.seq,
         runs.map(({ run }) => run),
       );
       // Replacing a version deletes its chunks, locking their terms in a pass of its own before the
@@ -84,6 +85,7 @@ export class IngestionRepository {
       );
       const elapsed = await this.documents.markReady(
         tx,
+        dataset.seq,
         live.map(({ run, chunks, embeddings }) => ({
           ...run,
           chunks: chunks.length,

@@ -13,7 +13,7 @@ import type { VectorCatchUpService } from 'src/modules/ingestion/vector-catch-up
 import type { EmbeddingProvider } from 'src/modules/embeddings/embedding-provider.js';
 import { strictMock } from '../../../test/utils/strict-mock.js';
 
-const run = { documentId: 'doc_1', generation: 2 };
+const run = { documentId: 'doc_1', datasetSeq: '1', generation: 2 };
 const loaded = {
   document: {
     id: 'doc_1',
@@ -153,7 +153,11 @@ describe('IngestionService.process', () => {
   it('indexes the runs of a dataset that wait for one another together, and each alone when that fails', async () => {
     const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
     const { service, index } = setUp({ extract });
-    const runs = [1, 2, 3, 4, 5].map((generation) => ({ documentId: `doc_${generation}`, generation }));
+    const runs = [1, 2, 3, 4, 5].map((generation) => ({
+      documentId: `doc_${generation}`,
+      datasetSeq: '1',
+      generation,
+    }));
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     index.mockImplementation(async (_datasetId, group) => {

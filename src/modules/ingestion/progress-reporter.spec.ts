@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { type ProgressUpdate, ProgressReporter } from 'src/modules/ingestion/progress-reporter.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const run = { documentId: 'doc_1', generation: 1 };
+const run = { documentId: 'doc_1', datasetSeq: '1', generation: 1 };
 const at = (stage: ProgressUpdate['stage']): ProgressUpdate => ({ ...run, stage, percent: 0 });
 
 function setUp(intervalMs: number) {
@@ -48,7 +48,7 @@ describe('ProgressReporter', () => {
 
   it('writes the reports of concurrent runs together', async () => {
     const { reporter, written } = setUp(30);
-    const runs = [1, 2, 3].map((n) => ({ documentId: `doc_${n}`, generation: 1 }));
+    const runs = [1, 2, 3].map((n) => ({ documentId: `doc_${n}`, datasetSeq: '1', generation: 1 }));
     await Promise.all(runs.map((r) => reporter.report({ ...r, stage: 'extraction', percent: 5 })));
     // Written after 30 ms; 30 ms later, a report is written at once.
     await sleep(100);

@@ -116,7 +116,7 @@ export class DatasetExportService {
     vectors: boolean,
     send: (record: ArchiveRecord) => Promise<void>,
   ): Promise<number> {
-    const content = (await this.documents.sourceIn(tx, document.id)) ?? Buffer.alloc(0);
+    const content = (await this.documents.sourceIn(tx, document)) ?? Buffer.alloc(0);
     // The chunks in the index are a whole version: a ready document's, or the one a replacement
     // under way (or failed) left searchable. A run under way is imported to run again.
     const indexed = document.chunksCreated !== null;

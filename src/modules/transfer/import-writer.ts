@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { AppError } from 'src/common/errors/app-error.js';
-import { newId } from 'src/common/ids/ids.js';
 import { metadataIssue } from 'src/common/validation/metadata.js';
 import type { Tx } from 'src/database/transaction.js';
 import type { ChunkIndexRepository, DocumentChunks } from 'src/modules/chunk-index/chunk-index.repository.js';
 import type { DatasetEntity } from 'src/modules/datasets/dataset.entity.js';
 import { DOCUMENT_LIMITS } from 'src/modules/documents/documents.errors.js';
 import type { DocumentsRepository, NewDocument, Run } from 'src/modules/documents/documents.repository.js';
-import type { DocumentsService, NewUpload } from 'src/modules/documents/documents.service.js';
+import {
+  type DocumentsService,
+  newDocument,
+  type NewUpload,
+} from 'src/modules/documents/documents.service.js';
 import type { QueuedRun } from 'src/modules/ingestion-queue/ingestion.queue.js';
 import {
   type ChunkRecord,
@@ -148,19 +151,9 @@ export class ImportWriter {
     if (this.documentsPending.length >= DOCUMENT_BATCH || this.pendingBytes >= DOCUMENT_BATCH_BYTES) {
       await this.flush();
     }
-    const documentId = newId('doc');
-    this.documentsPending.push({
-      document: {
-        id: documentId,
-        datasetId: this.dataset.id,
-        filename: upload.filename,
-        kind: upload.type.kind,
-        mediaType: upload.type.mediaType,
-        sizeBytes: content.length,
-        metadata: upload.metadata,
-      },
-      content,
-    });
+    const document = newDocument(this.dataset, upload);
+    const documentId = document.id;
+    this.documentsPending.push({ document, content });
     this.pendingBytes += content.length;
     this.endings.push({ documentId, status: record.status, error: record.error, chunks: record.chunks });
     this.current = { archiveId: record.id, documentId, declared: record.chunks, next: 0 };
@@ -286,16 +279,17 @@ export class ImportWriter {
         .filter((ending) => ending.status === 'ready')
         .map((ending) => ({
           documentId: ending.documentId,
+          datasetSeq: this.dataset.seq,
           generation: 1,
           chunks: ending.chunks,
           embedded: null,
           reused: null,
         }));
-      if (ready.length > 0) await this.deps.documents.markReady(this.tx, ready);
+      if (ready.length > 0) await this.deps.documents.markReady(this.tx, this.dataset.seq, ready);
       const indexed = batch.filter((ending) => ending.status !== 'ready' && ending.chunks > 0);
-      if (indexed.length > 0) await this.deps.documents.setIndexedChunks(this.tx, indexed);
+      if (indexed.length > 0) await this.deps.documents.setIndexedChunks(this.tx, this.dataset.seq, indexed);
       for (const ending of batch) {
-        const run: Run = { documentId: ending.documentId, generation: 1 };
+        const run: Run = { documentId: ending.documentId, datasetSeq: this.dataset.seq, generation: 1 };
         if (ending.status === 'failed') {
           await this.deps.documents.fail(this.tx, run, {
             code: ending.error!.code,
@@ -304,7 +298,12 @@ export class ImportWriter {
           });
         }
         if (ending.status === 'processing')
-          this.queued.push({ id: ending.documentId, generation: 1, recoveries: 0 });
+          this.queued.push({
+            id: ending.documentId,
+            datasetSeq: this.dataset.seq,
+            generation: 1,
+            recoveries: 0,
+          });
       }
     }
   }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { Tx } from 'src/database/transaction.js';
+import { isUniqueViolation } from 'src/database/unique-violation.js';
 import type { UserEntity } from 'src/modules/auth/users/user.entity.js';
 
 const USER_COLUMNS = `u.id, u.account_id AS "accountId", u.email, u.display_name AS "displayName", u.role,
@@ -14,9 +15,7 @@ export type NewUser = Pick<
 
 /** True when an insert failed on the unique email index. */
 function isEmailConflict(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const driverError = error.driverError as { code?: string; constraint?: string };
-  return driverError.code === '23505' && driverError.constraint === 'users_email_idx';
+  return isUniqueViolation(error, 'users_email_idx');
 }
 
 @Injectable()
