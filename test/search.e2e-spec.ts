@@ -82,7 +82,7 @@ describe('Keyword search (BM25)', () => {
     b = 0.6,
   ): Promise<Map<string, number>> {
     const { rows: chunks } = await t.sql.query<{ id: string; content: string }>(
-      `SELECT c.id, c.content FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.dataset_id = $1`,
+      `SELECT c.id, c.content FROM chunks c JOIN documents d ON d.dataset_seq = c.dataset_seq AND d.id = c.document_id WHERE d.dataset_id = $1`,
       [dataset],
     );
     const chunkLexemes = await lexemes(chunks.map((c) => c.content));
@@ -382,7 +382,7 @@ describe('Keyword search (BM25)', () => {
     const postingsOf = async (content: string) =>
       (
         await t.sql.query(
-          `SELECT p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.seq = p.chunk_seq
+          `SELECT p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.dataset_seq = p.dataset_seq AND c.seq = p.chunk_seq
             WHERE c.dataset_seq = $1 AND c.content = $2 ORDER BY p.term`,
           [seq, content],
         )
@@ -426,7 +426,7 @@ describe('Keyword search (BM25)', () => {
     const postings = async () =>
       (
         await t.sql.query(
-          `SELECT c.content, p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.seq = p.chunk_seq
+          `SELECT c.content, p.term, p.tf, p.length FROM chunk_terms p JOIN chunks c ON c.dataset_seq = p.dataset_seq AND c.seq = p.chunk_seq
             WHERE c.dataset_seq = (SELECT seq FROM datasets WHERE id = $1) ORDER BY c.content, p.term`,
           [dataset],
         )

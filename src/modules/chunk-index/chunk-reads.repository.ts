@@ -213,7 +213,7 @@ export class ChunkReadsRepository {
       : exact
         ? `AND ${rendered.sql}`
         : `AND EXISTS (SELECT FROM documents d
-           WHERE d.dataset_seq = c.dataset_seq AND d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
+           WHERE d.dataset_seq = $1 AND d.id = c.document_id AND d.dataset_id = $6 AND ${rendered.sql} OFFSET 0)`;
     // The HNSW index is on the expression embedding::halfvec(dims), which the ORDER BY must repeat to
     // use it; the score is the single-precision cosine all the same. relaxed_order, and half
     // precision, may return rows slightly out of order: they are ranked again by their distance.

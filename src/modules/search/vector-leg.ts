@@ -75,6 +75,9 @@ export class VectorLeg {
   /** Calibration points configured by model (`SEMANTIC_CALIBRATION`). */
   private readonly calibrations: Record<string, Calibration>;
 
+  /** Whether the database is a Citus cluster, asked once. */
+  private distributed?: Promise<boolean>;
+
   constructor(
     private readonly reads: SearchReads,
     private readonly chunkReads: ChunkReadsRepository,
@@ -147,8 +150,8 @@ export class VectorLeg {
    * one walk of their shared HNSW index: the `candidates` chunks nearest to the query among all of
    * them, by dataset (seq). What one walk passes for them together is about what a walk for one of
    * them alone would (their share of the index is larger), where each alone is scanned exactly or
-   * walked through the others' chunks. Null when they are best ranked one by one: when `scansExactly`
-   * would scan them all (each dataset's scan then runs beside the others', in its own process), or
+   * walked through the others' chunks. Null when they are best ranked one by one: on Citus (each leg
+   * then runs in its dataset's shard, beside the others), when `scansExactly` would scan them all (each dataset's scan then runs beside the others', in its own process), or
    * when the walk gave up before it found `candidates`.
    */
   async rankAcross(
@@ -158,6 +161,18 @@ export class VectorLeg {
     { filter, candidates, shown, deadline }: Omit<LegRequest, 'passing'>,
   ): Promise<Map<string, LegHit[]> | null> {
     const read = this.reads.statements(deadline);
+    // On Citus each dataset's leg runs in its own shard, and the shards beside one another: one walk
+    // across shards (a LIMIT below a join) is a plan Citus refuses (docs/citus.md).
+    this.distributed ??= read<{ citus: boolean }>(
+      `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS citus`,
+    ).then(
+      ([row]) => row.citus,
+      (error: unknown) => {
+        this.distributed = undefined; // asked again by the next search
+        throw error;
+      },
+    );
+    if (await this.distributed) return null;
     const [indexed, reaches] = await Promise.all([
       this.indexedChunks(dimensions),
       Promise.all(datasets.map(({ passing }) => passing ?? Promise.resolve(null))),
