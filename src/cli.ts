@@ -15,7 +15,7 @@ import { ApiKeysModule } from 'src/modules/auth/api-keys/api-keys.module.js';
 import { ApiKeysService } from 'src/modules/auth/api-keys/api-keys.service.js';
 import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module.js';
 import { ReembedService } from 'src/modules/embeddings/reembed.service.js';
-import { REDIS, type Redis, RedisModule } from 'src/common/redis/redis.module.js';
+import { readyEvent, REDIS, type Redis, RedisModule } from 'src/common/redis/redis.module.js';
 import { UsersModule } from 'src/modules/auth/users/users.module.js';
 import { OAuthClientsModule } from 'src/modules/auth/oauth/clients/oauth-clients.module.js';
 import { ClientsService } from 'src/modules/auth/oauth/clients/clients.service.js';
@@ -377,7 +377,7 @@ async function redisReady(redis: Redis): Promise<void> {
   if (redis.isReady) return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('Redis is not reachable at REDIS_URL')), 5_000);
-    redis.once('ready', () => {
+    redis.once(readyEvent(redis), () => {
       clearTimeout(timer);
       resolve();
     });

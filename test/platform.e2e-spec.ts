@@ -374,7 +374,7 @@ describe('Readiness while Redis is down', () => {
       expect(signIn.headers['retry-after']).toBe('5');
       const withCookie = await t.http
         .get('/v1/datasets')
-        .set('Cookie', 'svc_session=some-session-id')
+        .set('Cookie', `svc_session=usr_${'A'.repeat(22)}.${'A'.repeat(43)}`)
         .expect(503);
       expect(withCookie.body.code).toBe('session_store_unavailable');
       const registration = await t.http

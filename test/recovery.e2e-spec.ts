@@ -148,7 +148,12 @@ describe('Recovery from a Redis outage', () => {
       );
     let redis: ChildProcess = startRedis();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}`, ...FAST_RECOVERY });
+    // A Redis of its own, to stop and start: a single one, whichever Redis the other specs use.
+    const t = await startTestApp({
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_CLUSTER: 'false',
+      ...FAST_RECOVERY,
+    });
     try {
       const key = await t.createApiKey();
       const datasetId = await createDataset(t.http, key);

@@ -136,7 +136,9 @@ describe('Sessions (the Session tier)', () => {
     expect(JSON.stringify(response.body)).not.toMatch(/scrypt|password/);
     const [setCookie] = [response.headers['set-cookie'] as string[] | string].flat();
     // A development server over HTTP: the plain name, without Secure.
-    expect(setCookie).toMatch(/^svc_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=.+; HttpOnly; SameSite=Lax$/);
+    expect(setCookie).toMatch(
+      /^svc_session=usr_[A-Za-z0-9]{22}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=.+; HttpOnly; SameSite=Lax$/,
+    );
     const lifetime = Date.parse(response.body.expires_at) - Date.now();
     expect(lifetime).toBeGreaterThan(7 * 86_400_000 - 60_000);
     expect(lifetime).toBeLessThanOrEqual(7 * 86_400_000);
@@ -225,7 +227,7 @@ describe('Sessions (the Session tier)', () => {
   });
 
   it('never adopts a session id the client chose', async () => {
-    const planted = `svc_session=${'A'.repeat(43)}`;
+    const planted = `svc_session=${member.user.id}.${'A'.repeat(43)}`;
     const response = await t.http
       .post('/v1/auth/session')
       .set('Cookie', planted)
@@ -464,7 +466,7 @@ describe('Session cookie over HTTPS', () => {
       .expect(201);
     const [setCookie] = [response.headers['set-cookie'] as string[] | string].flat();
     expect(setCookie).toMatch(
-      /^__Host-svc_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=.+; HttpOnly; Secure; SameSite=Lax$/,
+      /^__Host-svc_session=usr_[A-Za-z0-9]{22}\.[A-Za-z0-9_-]{43}; Path=\/; Expires=.+; HttpOnly; Secure; SameSite=Lax$/,
     );
     const cookie = sessionCookieOf(setCookie);
     await t.http.get('/v1/auth/session').set({ Cookie: cookie, 'X-Forwarded-Proto': 'https' }).expect(200);

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -106,6 +106,8 @@ export async function startTestApp(
     RATE_LIMIT_AUTH_ENDPOINTS: '100000',
     MODELS_DIR: join(process.cwd(), '.cache', 'models'),
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    // TEST_REDIS_CLUSTER=true runs the specs against the Redis Cluster that REDIS_URL names.
+    ...(process.env.TEST_REDIS_CLUSTER === 'true' ? { REDIS_CLUSTER: 'true' } : {}),
     ...env,
     PORT: String(port),
     DATABASE_URL: database.url,
@@ -164,7 +166,7 @@ export async function startTestApp(
     async close() {
       await stopProcess(child);
       await sql.end();
-      await deleteRedisKeys(fullEnv.REDIS_URL, fullEnv.REDIS_PREFIX);
+      await deleteRedisKeys(fullEnv.REDIS_URL, fullEnv.REDIS_PREFIX, fullEnv.REDIS_CLUSTER === 'true');
       await database.drop();
     },
   };
@@ -207,7 +209,8 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+async function deleteRedisKeys(url: string, prefix: string, cluster: boolean): Promise<void> {
+  if (cluster) return deleteClusterKeys(url.split(','), prefix);
   const redis = createClient({ url, socket: { reconnectStrategy: false } });
   redis.on('error', () => undefined);
   // A spec may point the server at a Redis that is not there; then there is nothing to clean.
@@ -224,6 +227,37 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
     }
   } finally {
     await redis.close();
+  }
+}
+
+/**
+ * A cluster's keys are scanned on every master, and deleted one by one: keys of several slots in one
+ * DEL are refused. Bull's keys start with `{<prefix>:bull}`, the others with `<prefix>:`.
+ */
+async function deleteClusterKeys(urls: string[], prefix: string): Promise<void> {
+  const cluster = createCluster({
+    rootNodes: urls.map((url) => ({ url })),
+    defaults: { socket: { reconnectStrategy: false } },
+  });
+  cluster.on('error', () => undefined);
+  if (
+    !(await cluster.connect().then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
+  try {
+    for (const master of cluster.masters) {
+      const node = await cluster.nodeClient(master);
+      for (const match of [`${prefix}:*`, `{${prefix}:*`]) {
+        for await (const keys of node.scanIterator({ MATCH: match, COUNT: 500 })) {
+          await Promise.all(keys.map((key) => node.unlink(key)));
+        }
+      }
+    }
+  } finally {
+    await cluster.close();
   }
 }
 
