@@ -9,8 +9,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * On a database with the citus extension the same migration then distributes the content by
  * `dataset_seq`, co-located, so that a document's upload, its indexing, the BM25 statistics and a
  * search of one dataset run in one shard: `accounts` and `datasets` become reference tables (every
- * node joins them locally), and the other account-level tables stay on the coordinator as Citus local
- * tables. Keys of distributed tables must hold the distribution column, and Citus refuses identity
+ * node joins them locally), and the other account-level tables stay plain tables on the coordinator. Keys of distributed tables must hold the distribution column, and Citus refuses identity
  * columns there: `chunks.seq` takes its values from a plain sequence.
  */
 export class DistributableContent1732000000023 implements MigrationInterface {
@@ -75,6 +74,12 @@ async function distribute(db: QueryRunner): Promise<void> {
   await db.query(`SELECT setval('chunks_seq_seq', coalesce((SELECT max(seq) FROM chunks), 0) + 1, false)`);
   await db.query(`ALTER TABLE chunks ALTER COLUMN seq SET DEFAULT nextval('chunks_seq_seq')`);
 
+  // Account-level tables stay plain tables on the coordinator, which Citus leaves to PostgreSQL to
+  // plan: a foreign key to the reference table would make them Citus local tables, held to the
+  // distributed planner's rules. Accounts are never deleted, so the keys' cascades are not missed.
+  for (const table of ['api_keys', 'idempotency_keys', 'users', 'oauth_grants', 'webhooks']) {
+    await db.query(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_account_id_fkey`);
+  }
   await db.query(`SELECT create_reference_table('accounts')`);
   await db.query(`SELECT create_reference_table('datasets')`);
   // The shard of a dataset's content is picked by its seq; the first table sets the co-location group.

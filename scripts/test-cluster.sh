@@ -10,6 +10,7 @@ source scripts/node.sh
 bash scripts/cluster.sh start
 export TEST_DATABASE_ADMIN_URL=postgres://postgres@127.0.0.1:5433/postgres
 export TEST_CITUS_WORKERS=127.0.0.1:5434,127.0.0.1:5435
+export REDIS_URL=redis://127.0.0.1:7001 TEST_REDIS_CLUSTER=true
 SUITES=(
   test/datasets.e2e-spec.ts
   test/documents.e2e-spec.ts

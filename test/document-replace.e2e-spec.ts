@@ -299,13 +299,14 @@ describe('PUT of a document: a new version in place', () => {
     for (const { body } of answered) {
       expect((await waitForDocument(t.http, key, dataset, body.document_id as string)).status).toBe('ready');
     }
+    const [{ seq }] = (await t.sql.query('SELECT seq FROM datasets WHERE id = $1', [dataset])).rows;
     const { rows } = await t.sql.query<{ wrong: number; n: number; total: number }>(
       `SELECT (SELECT count(*)::int FROM term_stats t
-                WHERE t.dataset_seq = d.seq
-                  AND t.df <> (SELECT count(*) FROM chunk_terms p WHERE p.dataset_seq = d.seq AND p.term = t.term)) AS wrong,
-              i.chunk_count::int AS n, (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = d.seq) AS total
-         FROM datasets d JOIN dataset_index i ON i.dataset_seq = d.seq WHERE d.id = $1`,
-      [dataset],
+                WHERE t.dataset_seq = $1
+                  AND t.df <> (SELECT count(*) FROM chunk_terms p WHERE p.dataset_seq = $1 AND p.term = t.term)) AS wrong,
+              i.chunk_count::int AS n, (SELECT count(*)::int FROM chunks c WHERE c.dataset_seq = $1) AS total
+         FROM dataset_index i WHERE i.dataset_seq = $1`,
+      [seq],
     );
     expect(rows).toEqual([{ wrong: 0, n: 36, total: 36 }]);
   });

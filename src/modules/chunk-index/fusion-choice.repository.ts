@@ -80,6 +80,7 @@ export class FusionChoiceRepository {
   /**
    * Records a choice, replacing the dataset's last one; nothing when the dataset is gone meanwhile. In
    * `tx` when given (an imported dataset's choice, written with it).
+   * (`EXCLUDED.chosen_at` is the default now(): Citus refuses a function in a DO UPDATE.)
    */
   async save(datasetSeq: string, choice: Omit<FusionChoice, 'chosenAt'>, tx?: Tx): Promise<void> {
     await (tx ?? this.db).query(
@@ -88,7 +89,7 @@ export class FusionChoiceRepository {
        SELECT seq, $2, $3, $4, $5, $6, $7 FROM datasets WHERE seq = $1
        ON CONFLICT (dataset_seq) DO UPDATE
           SET keyword_weight = EXCLUDED.keyword_weight, semantic_weight = EXCLUDED.semantic_weight,
-              chosen_at = now(), embedding_model = EXCLUDED.embedding_model,
+              chosen_at = EXCLUDED.chosen_at, embedding_model = EXCLUDED.embedding_model,
               chunk_count = EXCLUDED.chunk_count, pseudo_queries = EXCLUDED.pseudo_queries,
               evidence = EXCLUDED.evidence`,
       [

@@ -12,6 +12,17 @@ export const SESSION_EF_SEARCH = 50;
 const HNSW_MAX_SCAN_TUPLES = 200_000;
 
 /**
+ * pgvector's settings of a walk. On Citus the session's do not reach the workers, which walk the
+ * shards' indexes: a walk there sets them again with SET LOCAL, which `citus.propagate_set_commands`
+ * sends along (see `VectorLeg`).
+ */
+export const HNSW_SETTINGS = {
+  'hnsw.iterative_scan': 'relaxed_order',
+  'hnsw.ef_search': SESSION_EF_SEARCH,
+  'hnsw.max_scan_tuples': HNSW_MAX_SCAN_TUPLES,
+} as const;
+
+/**
  * The connections searches read through: a pool of their own, whose sessions are given the search
  * settings once, when they open, so that a search runs its statements bare: a vector search is one
  * statement and one round trip, not a transaction opened, configured, queried and committed. The
@@ -41,10 +52,10 @@ export class SearchPool implements OnApplicationShutdown {
       statement_timeout: config.timeoutMs,
       default_transaction_read_only: 'on',
       jit: 'off',
-      'hnsw.iterative_scan': 'relaxed_order',
-      'hnsw.ef_search': SESSION_EF_SEARCH,
-      'hnsw.max_scan_tuples': HNSW_MAX_SCAN_TUPLES,
+      ...HNSW_SETTINGS,
       idle_in_transaction_session_timeout: 60_000,
+      // Without Citus, a placeholder PostgreSQL keeps and ignores.
+      'citus.propagate_set_commands': 'local',
     };
     const set = Object.entries(settings)
       .map(([name, value]) => `SET ${name} = ${value}`)

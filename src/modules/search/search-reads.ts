@@ -61,7 +61,7 @@ export class SearchReads {
   async transaction<T>(
     isolation: 'READ COMMITTED' | 'REPEATABLE READ',
     work: (read: Read) => Promise<T>,
-    { deadline, settings = {} }: { deadline?: AbortSignal; settings?: Record<string, number> },
+    { deadline, settings = {} }: { deadline?: AbortSignal; settings?: Record<string, number | string> },
   ): Promise<T> {
     // A connection whose statement was cancelled, or that cannot even end its transaction, is closed
     // rather than handed to the next search.

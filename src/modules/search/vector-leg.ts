@@ -10,7 +10,7 @@ import {
 import { documentCondition } from 'src/modules/search/filters.js';
 import { type Calibration, calibrated, semanticCalibration } from 'src/modules/search/relevance.js';
 import type { LegHit, LegRequest } from 'src/modules/search/search.types.js';
-import { SESSION_EF_SEARCH } from 'src/modules/search/search-pool.js';
+import { HNSW_SETTINGS, SESSION_EF_SEARCH } from 'src/modules/search/search-pool.js';
 import { SearchReads } from 'src/modules/search/search-reads.js';
 
 /**
@@ -163,16 +163,7 @@ export class VectorLeg {
     const read = this.reads.statements(deadline);
     // On Citus each dataset's leg runs in its own shard, and the shards beside one another: one walk
     // across shards (a LIMIT below a join) is a plan Citus refuses (docs/citus.md).
-    this.distributed ??= read<{ citus: boolean }>(
-      `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS citus`,
-    ).then(
-      ([row]) => row.citus,
-      (error: unknown) => {
-        this.distributed = undefined; // asked again by the next search
-        throw error;
-      },
-    );
-    if (await this.distributed) return null;
+    if (await this.isDistributed(read)) return null;
     const [indexed, reaches] = await Promise.all([
       this.indexedChunks(dimensions),
       Promise.all(datasets.map(({ passing }) => passing ?? Promise.resolve(null))),
@@ -201,20 +192,38 @@ export class VectorLeg {
 
   /**
    * `walk` of the HNSW index for `candidates`: a bare statement when the session's `hnsw.ef_search`
-   * covers them, else in a transaction of its own that raises it.
+   * covers them, else in a transaction of its own that raises it. On Citus always in a transaction
+   * that sets pgvector's settings, which is how they reach the workers that walk (`HNSW_SETTINGS`).
    */
-  private walking<T>(
+  private async walking<T>(
     read: Read,
     candidates: number,
     deadline: AbortSignal | undefined,
     walk: (read: Read) => Promise<T>,
   ): Promise<T> {
-    return candidates <= SESSION_EF_SEARCH
-      ? walk(read)
-      : this.reads.transaction('READ COMMITTED', walk, {
-          deadline,
-          settings: { 'hnsw.ef_search': candidates },
-        });
+    const distributed = await this.isDistributed(read);
+    if (candidates <= SESSION_EF_SEARCH && !distributed) return walk(read);
+    const efSearch = Math.max(candidates, SESSION_EF_SEARCH);
+    return this.reads.transaction('READ COMMITTED', walk, {
+      deadline,
+      settings: distributed
+        ? { ...HNSW_SETTINGS, 'hnsw.ef_search': efSearch }
+        : { 'hnsw.ef_search': efSearch },
+    });
+  }
+
+  /** Whether the database is a Citus cluster: asked once (again after a failed asking). */
+  private isDistributed(read: Read): Promise<boolean> {
+    this.distributed ??= read<{ citus: boolean }>(
+      `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS citus`,
+    ).then(
+      ([row]) => row.citus,
+      (error: unknown) => {
+        this.distributed = undefined;
+        throw error;
+      },
+    );
+    return this.distributed;
   }
 
   /**
