@@ -2,10 +2,11 @@
  * Inputs derived from a tool's advertised input schema: those it declares valid (the required
  * arguments alone, every argument at either end of its range, each choice of an enum, null where
  * null is allowed) and those it declares invalid (each argument of a wrong type, past a bound, not
- * one of its choices; a required one missing; one it does not declare). A `oneOf` of `required`
- * alternatives (exactly one of some properties) is taken one alternative at a time: a valid input
- * gives exactly one, and giving both or neither is invalid. Values the schema cannot make up, the
- * ids of things that exist, are given as `known`; for an array, a pool its items are taken from.
+ * one of its choices; a required one missing; one it does not declare). Properties of which a call
+ * gives exactly one (`exactlyOne`, a rule their descriptions state: a root `oneOf` would say it, but
+ * clients refuse one) are taken one at a time: a valid input gives exactly one, and giving both or
+ * neither (`ruleCases`) is valid by the schema and refused by the tool. Values the schema cannot make
+ * up, the ids of things that exist, are given as `known`; for an array, a pool its items are taken from.
  */
 
 type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'null';
@@ -25,7 +26,6 @@ export interface Schema {
   minItems?: number;
   maxItems?: number;
   uniqueItems?: boolean;
-  oneOf?: Schema[];
 }
 
 export interface SchemaCase {
@@ -41,26 +41,30 @@ type End = 'low' | 'high';
  */
 const LONGEST_SAMPLE = 2_000;
 
-export function validCases(schema: Schema, known: Record<string, unknown>): SchemaCase[] {
+export function validCases(
+  schema: Schema,
+  known: Record<string, unknown>,
+  exactlyOne?: string[],
+): SchemaCase[] {
   const cases: SchemaCase[] = [];
-  for (const [index, choice] of choices(schema).entries()) {
-    const minimal = argumentsOf(schema, known, 'low', true, choice);
+  for (const [index, choice] of choices(exactlyOne).entries()) {
+    const minimal = argumentsOf(schema, known, 'low', true, choice, exactlyOne);
     const given = choice.length > 0 ? ` (with ${choice.join(', ')})` : '';
     cases.push(
       { name: `the required arguments alone${given}`, input: minimal },
       {
         name: `every argument at the low end${given}`,
-        input: argumentsOf(schema, known, 'low', false, choice),
+        input: argumentsOf(schema, known, 'low', false, choice, exactlyOne),
       },
       {
         name: `every argument at the high end${given}`,
-        input: argumentsOf(schema, known, 'high', false, choice),
+        input: argumentsOf(schema, known, 'high', false, choice, exactlyOne),
       },
     );
     // Each choice of a property is tried once, with the first alternative.
     if (index > 0) continue;
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
-      if (excluded(schema, choice).has(name)) continue;
+      if (excluded(exactlyOne, choice).has(name)) continue;
       for (const value of property.enum ?? []) {
         cases.push({ name: `${name}: ${JSON.stringify(value)}`, input: { ...minimal, [name]: value } });
       }
@@ -72,34 +76,27 @@ export function validCases(schema: Schema, known: Record<string, unknown>): Sche
   return cases;
 }
 
-export function invalidCases(schema: Schema, known: Record<string, unknown>): SchemaCase[] {
+export function invalidCases(
+  schema: Schema,
+  known: Record<string, unknown>,
+  exactlyOne?: string[],
+): SchemaCase[] {
   const properties = schema.properties ?? {};
-  const alternatives = choices(schema);
+  const alternatives = choices(exactlyOne);
   const cases: SchemaCase[] = [];
   for (const [name, property] of Object.entries(properties)) {
     // A property of an alternative is tried wrong in the alternative that gives it.
-    const choice = alternatives.find((candidate) => !excluded(schema, candidate).has(name)) ?? [];
-    const minimal = argumentsOf(schema, known, 'low', true, choice);
+    const choice = alternatives.find((candidate) => !excluded(exactlyOne, candidate).has(name)) ?? [];
+    const minimal = argumentsOf(schema, known, 'low', true, choice, exactlyOne);
     for (const [why, value] of invalidValues(property)) {
       cases.push({ name: `${name} ${why}`, input: { ...minimal, [name]: value } });
     }
   }
-  const minimal = argumentsOf(schema, known, 'low', true, alternatives[0]);
+  const minimal = argumentsOf(schema, known, 'low', true, alternatives[0], exactlyOne);
   for (const name of schema.required ?? []) {
     const input = { ...minimal };
     delete input[name];
     cases.push({ name: `${name} missing`, input });
-  }
-  if (schema.oneOf) {
-    const named = alternatives.flat();
-    const neither = { ...minimal };
-    for (const name of named) delete neither[name];
-    cases.push({ name: `none of ${named.join(', ')}`, input: neither });
-    const all = Object.assign(
-      {},
-      ...alternatives.map((choice) => argumentsOf(schema, known, 'low', true, choice)),
-    );
-    cases.push({ name: `all of ${named.join(', ')}`, input: all as Record<string, unknown> });
   }
   for (const name of ['unexpected', 'dataset_id', 'dataset_ids'].filter(
     (candidate) => !(candidate in properties),
@@ -110,26 +107,35 @@ export function invalidCases(schema: Schema, known: Record<string, unknown>): Sc
 }
 
 /**
- * The properties each alternative of the schema's `oneOf` requires, or one empty choice for a schema
- * without one. A `oneOf` of anything but `required` lists is not what these cases can derive.
+ * Inputs that give none, or all, of the `exactlyOne` properties: valid by the schema, which cannot say
+ * the rule, and refused by the tool.
  */
-function choices(schema: Schema): string[][] {
-  if (!schema.oneOf) return [[]];
-  return schema.oneOf.map((alternative) => {
-    const keys = Object.keys(alternative);
-    if (keys.length !== 1 || !alternative.required)
-      throw new Error(`oneOf holds ${JSON.stringify(alternative)}`);
-    return alternative.required;
-  });
+export function ruleCases(
+  schema: Schema,
+  known: Record<string, unknown>,
+  exactlyOne: string[],
+): SchemaCase[] {
+  const minimal = argumentsOf(schema, known, 'low', true, [exactlyOne[0]], exactlyOne);
+  const neither = { ...minimal };
+  for (const name of exactlyOne) delete neither[name];
+  const all = Object.assign(
+    {},
+    ...exactlyOne.map((name) => argumentsOf(schema, known, 'low', true, [name], exactlyOne)),
+  ) as Record<string, unknown>;
+  return [
+    { name: `none of ${exactlyOne.join(', ')}`, input: neither },
+    { name: `all of ${exactlyOne.join(', ')}`, input: all },
+  ];
 }
 
-/** The properties of the alternatives other than `choice`, which an input giving it leaves out. */
-function excluded(schema: Schema, choice: string[]): Set<string> {
-  return new Set(
-    choices(schema)
-      .flat()
-      .filter((name) => !choice.includes(name)),
-  );
+/** Each of the `exactlyOne` properties as a choice of its own, or one empty choice without them. */
+function choices(exactlyOne?: string[]): string[][] {
+  return exactlyOne ? exactlyOne.map((name) => [name]) : [[]];
+}
+
+/** The `exactlyOne` properties other than `choice`, which an input giving it leaves out. */
+function excluded(exactlyOne: string[] | undefined, choice: string[]): Set<string> {
+  return new Set((exactlyOne ?? []).filter((name) => !choice.includes(name)));
 }
 
 function argumentsOf(
@@ -138,9 +144,10 @@ function argumentsOf(
   end: End,
   requiredOnly: boolean,
   choice: string[] = [],
+  exactlyOne?: string[],
 ): Record<string, unknown> {
   const required = new Set([...(schema.required ?? []), ...choice]);
-  const others = excluded(schema, choice);
+  const others = excluded(exactlyOne, choice);
   return Object.fromEntries(
     Object.entries(schema.properties ?? {})
       .filter(([name]) => (!requiredOnly || required.has(name)) && !others.has(name))

@@ -3,7 +3,6 @@ import { IsDefined, IsInt, IsString, Max, Min, MinLength } from 'class-validator
 import { ListDatasetsQueryDto } from 'src/modules/datasets/dto/dataset.dto.js';
 import { ListDocumentsQueryDto, UploadTextDocumentDto } from 'src/modules/documents/dto/document.dto.js';
 import { EvaluationRequestDto } from 'src/modules/search/dto/evaluation.dto.js';
-import { ExactlyOneOf } from 'src/modules/mcp/tools/tool-schema.js';
 import { BatchQueryDto, QueryDto } from 'src/modules/search/dto/search.dto.js';
 import { SEARCH_LIMITS } from 'src/modules/search/search.errors.js';
 
@@ -24,7 +23,9 @@ class ToolDatasetDto {
 
 /**
  * A search's datasets: one, or several in its place, validated by the REST search's own rules (and
- * refused there with the same details when both or neither are given), described for an agent.
+ * refused there with the same details when both or neither are given), described for an agent. The
+ * rule is in the descriptions, not a root `oneOf`: Anthropic's API refuses a tool whose input schema
+ * has `oneOf`, `anyOf` or `allOf` at its root, and clients built on it drop the tool.
  */
 class ToolSearchDatasetsDto extends PickType(QueryDto, ['dataset_id', 'dataset_ids'] as const) {
   @ApiPropertyOptional({
@@ -47,13 +48,11 @@ class ToolSearchDatasetsDto extends PickType(QueryDto, ['dataset_id', 'dataset_i
 const SEARCH_DATASETS = ['dataset_id', 'dataset_ids'] as const;
 
 /** `search`: the REST search's options but `explain`, which ranks the legs for a person tuning search. */
-@ExactlyOneOf(...SEARCH_DATASETS)
 export class SearchToolDto extends IntersectionType(
   ToolSearchDatasetsDto,
   OmitType(QueryDto, [...SEARCH_DATASETS, 'explain'] as const),
 ) {}
 
-@ExactlyOneOf(...SEARCH_DATASETS)
 export class BatchSearchToolDto extends IntersectionType(
   ToolSearchDatasetsDto,
   OmitType(BatchQueryDto, [...SEARCH_DATASETS, 'explain'] as const),

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ExactlyOneOf, jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
+import { BatchSearchToolDto, SearchToolDto } from 'src/modules/mcp/dto/tool-arguments.dto.js';
+import { jsonSchemaOf, withoutProperty } from 'src/modules/mcp/tools/tool-schema.js';
 
 class StageDto {
   @ApiProperty({ enum: ['upload', 'indexing'], example: 'upload' })
@@ -97,53 +98,17 @@ describe('jsonSchemaOf', () => {
     });
   });
 
-  describe('ExactlyOneOf', () => {
-    @ExactlyOneOf('dataset_id', 'dataset_ids')
-    class SearchArgsDto {
-      @ApiPropertyOptional()
-      dataset_id?: string;
-
-      @ApiPropertyOptional({ type: [String], minItems: 1, uniqueItems: true })
-      dataset_ids?: string[];
-
-      @ApiProperty()
-      query!: string;
+  it('gives the search tools no root oneOf, anyOf or allOf, which Anthropic’s API refuses', () => {
+    for (const [dto, required] of [
+      [SearchToolDto, 'query'],
+      [BatchSearchToolDto, 'queries'],
+    ] as const) {
+      const schema = jsonSchemaOf(dto, { closed: true });
+      for (const keyword of ['oneOf', 'anyOf', 'allOf']) expect(schema).not.toHaveProperty(keyword);
+      expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['dataset_id', 'dataset_ids']));
+      // Neither is required by the schema: the rule is in their descriptions, and the tool refuses both or neither.
+      expect(schema.required).toEqual([required]);
+      expect(schema.properties.dataset_id.description).toContain('or dataset_ids');
     }
-
-    it('says the alternative as a oneOf of required properties, the root still an object', () => {
-      const schema = jsonSchemaOf(SearchArgsDto, { closed: true });
-      expect(schema).toMatchObject({
-        type: 'object',
-        required: ['query'],
-        oneOf: [{ required: ['dataset_id'] }, { required: ['dataset_ids'] }],
-      });
-      expect(Object.keys(schema.properties)).toEqual(['dataset_id', 'dataset_ids', 'query']);
-    });
-
-    it('leaves out the alternative with the properties it chooses between', () => {
-      const schema = jsonSchemaOf(SearchArgsDto, { closed: true });
-      expect(withoutProperty(schema, 'dataset_id', 'dataset_ids')).toEqual({
-        type: 'object',
-        properties: { query: { type: 'string' } },
-        required: ['query'],
-        additionalProperties: false,
-      });
-      // One of them gone is enough: the other alone is no longer a choice.
-      expect(withoutProperty(schema, 'dataset_id')).not.toHaveProperty('oneOf');
-    });
-
-    it('refuses an alternative the class does not declare', () => {
-      @ExactlyOneOf('dataset_id', 'datasets')
-      class TypoDto {
-        @ApiPropertyOptional()
-        dataset_id?: string;
-      }
-      expect(() => jsonSchemaOf(TypoDto, { closed: true })).toThrow(/TypoDto does not declare datasets/);
-    });
-
-    it('is not inherited: a subclass declares its own', () => {
-      class WiderDto extends SearchArgsDto {}
-      expect(jsonSchemaOf(WiderDto, { closed: true })).not.toHaveProperty('oneOf');
-    });
   });
 });

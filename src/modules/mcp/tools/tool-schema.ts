@@ -26,48 +26,18 @@ export function jsonSchemaOf(dto: Type<unknown>, { closed }: { closed: boolean }
   const converted = new SchemaConverter(schemas, closed).convert(schema, [dto.name]);
   if (converted.type !== 'object') throw new Error(`${dto.name} is not described as an object`);
   const properties = (converted.properties ?? {}) as ObjectSchema['properties'];
-  const alternatives = exactlyOneOf(dto);
-  if (alternatives) {
-    const undeclared = alternatives.filter((name) => !(name in properties));
-    if (undeclared.length > 0) throw new Error(`${dto.name} does not declare ${undeclared.join(', ')}`);
-  }
-  return {
-    ...converted,
-    type: 'object',
-    properties,
-    ...(alternatives && { oneOf: alternatives.map((name) => ({ required: [name] })) }),
-  };
-}
-
-const EXACTLY_ONE_OF = Symbol('exactlyOneOf');
-
-/**
- * Marks a DTO whose call gives exactly one of these optional properties (its validation refuses
- * both and neither): its schema says so as a `oneOf` of their `required`, beside `type: object`,
- * which MCP asks of an input schema's root.
- */
-export function ExactlyOneOf(...names: string[]): ClassDecorator {
-  return (target) => Reflect.defineMetadata(EXACTLY_ONE_OF, names, target);
-}
-
-function exactlyOneOf(dto: Type<unknown>): string[] | undefined {
-  return Reflect.getOwnMetadata(EXACTLY_ONE_OF, dto) as string[] | undefined;
+  return { ...converted, type: 'object', properties };
 }
 
 /**
  * An object's schema less some properties, as a per-dataset endpoint lists a tool without
- * `dataset_id`: a `oneOf` naming one of them goes too, the URL giving what it chose between.
+ * `dataset_id`.
  */
 export function withoutProperty(schema: ObjectSchema, ...names: string[]): ObjectSchema {
-  const gone = (field: string) => names.includes(field);
   const properties = { ...schema.properties };
   for (const name of names) delete properties[name];
-  const { oneOf, ...rest } = schema;
-  const required = schema.required?.filter((field) => !gone(field));
-  const keepsOneOf =
-    Array.isArray(oneOf) &&
-    !(oneOf as { required?: string[] }[]).some((alternative) => alternative.required?.some(gone));
-  return { ...rest, properties, ...(required ? { required } : {}), ...(keepsOneOf ? { oneOf } : {}) };
+  const required = schema.required?.filter((field) => !names.includes(field));
+  return { ...schema, properties, ...(required ? { required } : {}) };
 }
 
 class SchemaConverter {
