@@ -9,8 +9,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * On a database with the citus extension the same migration then distributes the content by
  * `dataset_seq`, co-located, so that a document's upload, its indexing, the BM25 statistics and a
  * search of one dataset run in one shard: `accounts` and `datasets` become reference tables (every
- * node joins them locally), and the other account-level tables stay plain tables on the coordinator. Keys of distributed tables must hold the distribution column, and Citus refuses identity
- * columns there: `chunks.seq` takes its values from a plain sequence.
+ * node joins them locally), and the other account-level tables stay plain tables on the coordinator.
+ * Keys of distributed tables must hold the distribution column, and Citus refuses identity columns
+ * there: `chunks.seq` takes its values from a plain sequence.
  */
 export class DistributableContent1732000000023 implements MigrationInterface {
   name = 'DistributableContent1732000000023';
@@ -25,8 +26,9 @@ export class DistributableContent1732000000023 implements MigrationInterface {
     await db.query(`ALTER TABLE document_sources ALTER COLUMN dataset_seq SET NOT NULL`);
     await db.query(`DROP TRIGGER chunks_delete_postings ON chunks`);
     await db.query(`DROP FUNCTION delete_chunk_postings()`);
+    // The fusion tuning's sweep looks for a dataset's documents still processing by its seq.
     await db.query(
-      `DELETE FROM chunk_terms p WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.seq = p.chunk_seq)`,
+      `CREATE INDEX documents_processing_dataset_idx ON documents (dataset_seq) WHERE status = 'processing'`,
     );
     if (await hasCitus(db)) await distribute(db);
   }
@@ -44,6 +46,7 @@ export class DistributableContent1732000000023 implements MigrationInterface {
     await db.query(`
       CREATE TRIGGER chunks_delete_postings AFTER DELETE ON chunks
         REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION delete_chunk_postings()`);
+    await db.query(`DROP INDEX documents_processing_dataset_idx`);
     await db.query(`ALTER TABLE document_sources DROP COLUMN dataset_seq`);
     await db.query(`ALTER TABLE documents DROP COLUMN dataset_seq`);
   }

@@ -107,8 +107,9 @@ const ADD_TERMS = `INSERT INTO term_stats AS t (dataset_seq, term, df, version)
 
 /**
  * A version for the terms a statement changes, drawn before it: Citus refuses volatile functions in
- * the UPDATE of a distributed table. The terms of one statement share it; a search trusts a version only
- * for the term it was read with, and no value is drawn twice (see PostingsCache).
+ * the UPDATE of a distributed table. The terms of one statement share it, and no value is drawn
+ * twice; drawn before the rows are locked, versions need not rise in the order writers commit, and
+ * searches compare them for equality only (PostingsCache).
  */
 async function newVersion(tx: Tx): Promise<string> {
   const [{ version }] = await tx.query<{ version: string }[]>(

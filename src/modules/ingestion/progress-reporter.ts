@@ -21,7 +21,7 @@ interface RunState {
  * first; a stage reached later is written at once, and awaited, as is one reported `now` (indexing,
  * which can wait with the document's row locked). A document that takes a fraction of a second costs
  * one write of progress, and what get-document shows is never more than `intervalMs`
- * behind. Writes of concurrent runs go together, many a statement.
+ * behind. Writes of concurrent runs go together, a statement a dataset.
  */
 export class ProgressReporter {
   private readonly runs = new Map<string, RunState>();

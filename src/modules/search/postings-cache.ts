@@ -15,7 +15,9 @@ interface Entry {
  * postings. An entry is keyed by dataset and term and is only ever returned for the exact version it
  * was read at: the term_stats version changes in the same transaction as the term's postings, so a
  * query that reads versions and any missing postings in one snapshot sees exactly the postings the
- * database holds in that snapshot, whether they come from here or from the database.
+ * database holds in that snapshot, whether they come from here or from the database. Versions are
+ * compared for equality only: drawn before the statement that writes them (Citus), they need not rise
+ * in the order writers commit.
  */
 export class PostingsCache {
   /** A Map iterates in insertion order: re-inserting on every hit keeps the oldest entry first. */
@@ -31,22 +33,18 @@ export class PostingsCache {
   get(datasetSeq: string, term: string, version: string): Postings | undefined {
     const key = keyOf(datasetSeq, term);
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    // Another version's entry stays: which of the two is the newer, the versions cannot say.
+    if (!entry || entry.version !== version) return undefined;
     this.drop(key, entry);
-    const current = entry.version === version;
-    // An entry older than the version asked for is stale for good; a newer one is kept for the next
-    // query (this one's snapshot began before the term last changed).
-    if (!current && isOlder(entry.version, version)) return undefined;
     this.keep(key, entry);
-    return current ? entry.postings : undefined;
+    return entry.postings;
   }
 
-  /** Keeps a term's postings as read at `version`, unless a newer version of them is held. */
+  /** Keeps a term's postings as read at `version`, in place of any other version of them. */
   set(datasetSeq: string, term: string, version: string, postings: Postings): void {
     if (postings.chunks.length > this.capacity) return;
     const key = keyOf(datasetSeq, term);
     const previous = this.entries.get(key);
-    if (previous && isOlder(version, previous.version)) return;
     if (previous) this.drop(key, previous);
     for (const [oldest, entry] of this.entries) {
       if (this.held + postings.chunks.length <= this.capacity) break;
@@ -64,11 +62,6 @@ export class PostingsCache {
     this.entries.delete(key);
     this.held -= entry.postings.chunks.length;
   }
-}
-
-/** Versions come from one sequence (`term_stats_version`), as the text of a bigint. */
-function isOlder(version: string, than: string): boolean {
-  return BigInt(version) < BigInt(than);
 }
 
 function keyOf(datasetSeq: string, term: string): string {
