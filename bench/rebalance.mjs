@@ -83,7 +83,7 @@ const server = await startServer(
     MODELS_DIR: resolve('../shared/models'),
     RATE_LIMIT_API_KEY: '10000000',
     // The searched datasets must not change while they are compared with their baseline.
-    FUSION_TUNING_MIN_CHUNKS: '100000000',
+    FUSION_TUNING_MIN_CHUNKS: '10000000',
   },
   { readyMs: 120_000 },
 );

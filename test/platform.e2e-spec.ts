@@ -451,6 +451,7 @@ describe('Boot', () => {
     'IdempotentErrorAnswers1732000000020',
     'UnspacedScriptTerms1732000000021',
     'DocumentReplacement1732000000022',
+    'DistributableContent1732000000023',
   ];
 
   it('migrates an empty database at boot, enabling the vector extension', async () => {
