@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import pg from 'pg';
-import { createClient, createCluster } from 'redis';
+import { createClient } from 'redis';
 import { ChunkIndexRepository } from '../dist/modules/chunk-index/chunk-index.repository.js';
 import { changedLexemeSource } from '../dist/modules/chunk-index/lexeme-source.js';
 import { embed, loadExtractor } from '../dist/modules/embeddings/local-model.js';
@@ -288,28 +288,7 @@ async function stopService(child, env) {
     child.once('exit', resolve);
     child.kill('SIGTERM');
   });
-  if (!env.REDIS_PREFIX) return;
-  const url = env.REDIS_URL ?? process.env.REDIS_URL;
-  await (env.REDIS_CLUSTER === 'true'
-    ? deleteClusterKeys(url, env.REDIS_PREFIX)
-    : deleteRedisKeys(url, env.REDIS_PREFIX));
-}
-
-/** Every master's keys of the prefix (Bull's start `{<prefix>:bull}`), one by one: a DEL takes one slot. */
-async function deleteClusterKeys(url, prefix) {
-  const cluster = await createCluster({ rootNodes: [{ url }] }).connect();
-  try {
-    for (const master of cluster.masters) {
-      const node = await cluster.nodeClient(master);
-      for (const match of [`${prefix}:*`, `{${prefix}:*`]) {
-        for await (const keys of node.scanIterator({ MATCH: match, COUNT: 1000 })) {
-          await Promise.all(keys.map((key) => node.unlink(key)));
-        }
-      }
-    }
-  } finally {
-    await cluster.close();
-  }
+  if (env.REDIS_PREFIX) await deleteRedisKeys(env.REDIS_URL ?? process.env.REDIS_URL, env.REDIS_PREFIX);
 }
 
 async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {

@@ -280,7 +280,10 @@ describe('Keyword leg across concurrent writes', () => {
       const passing = Promise.resolve({ documents: 1, chunks: 1 });
       // One chunk of three passes: too many for the set (1 in 16 at most), so the ranking is checked.
       const checked = await keyword(legs, 'cell energy', { filters, passing });
-      const readsSet = () => texts().some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
+      const readsSet = () =>
+        texts().some((text) =>
+          text.includes('JOIN chunks c ON c.dataset_seq = d.dataset_seq AND c.document_id = d.id'),
+        );
       expect(readsSet()).toBe(false);
       // One of a hundred: the leg ranks the chunks that pass, read first.
       const ranked = await keyword(legs, 'cell energy', { filters, passing, chunkCount: 100 });
@@ -310,7 +313,9 @@ describe('Keyword leg across concurrent writes', () => {
         .rows;
       const ask = { id, seq, chunkCount: 20, filters: { kind: 'chosen' }, candidates: 1, shown: 1 };
       const readsSet = (texts: string[]) =>
-        texts.some((text) => text.includes('JOIN chunks c ON c.document_id = d.id'));
+        texts.some((text) =>
+          text.includes('JOIN chunks c ON c.dataset_seq = d.dataset_seq AND c.document_id = d.id'),
+        );
       // Counted as many, the ranking is checked, and ranked deeper when the first 16 hold none.
       const counted = repository();
       const checked = await keyword(counted.repository, 'energy', {
