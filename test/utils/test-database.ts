@@ -10,14 +10,19 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl() });
+/** `work` on a connection of its own to `url`, closed after it. */
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await work(client);
   } finally {
     await client.end();
   }
+}
+
+function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(adminUrl(), work);
 }
 
 /**
@@ -60,16 +65,6 @@ function nodeUrl(hostPort: string, database: string): string {
   return url.toString();
 }
 
-async function onNode<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * On Citus a database is one per node, each with the extensions, the workers registered in the
  * coordinator's: a template does not carry over to the workers, so a migrated one is migrated here.
@@ -79,15 +74,19 @@ async function createCitusDatabase(name: string, migrated: boolean): Promise<Tes
   const nodes = [coordinator, ...CITUS_WORKERS];
   const drop = async () => {
     for (const node of nodes) {
-      await onNode(nodeUrl(node, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withClient(nodeUrl(node, 'postgres'), (c) =>
+        c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      );
     }
   };
   try {
     for (const node of nodes) {
-      await onNode(nodeUrl(node, 'postgres'), (c) => c.query(`CREATE DATABASE ${name}`));
-      await onNode(nodeUrl(node, name), (c) => c.query('CREATE EXTENSION citus; CREATE EXTENSION vector'));
+      await withClient(nodeUrl(node, 'postgres'), (c) => c.query(`CREATE DATABASE ${name}`));
+      await withClient(nodeUrl(node, name), (c) =>
+        c.query('CREATE EXTENSION citus; CREATE EXTENSION vector'),
+      );
     }
-    await onNode(databaseUrl(name), async (c) => {
+    await withClient(databaseUrl(name), async (c) => {
       const [host, port] = coordinator.split(':');
       await c.query('SELECT citus_set_coordinator_host($1, $2)', [host, Number(port)]);
       for (const worker of CITUS_WORKERS) {

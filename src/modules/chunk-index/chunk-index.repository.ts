@@ -275,10 +275,10 @@ export class ChunkIndexRepository {
 
   /**
    * Deletes documents' chunks and their postings, and returns how many there were and their length.
-   * Every statement names the dataset, so that on Citus it runs in the dataset's shard. The terms of the postings that go lose their share of the document frequencies first and
-   * get a new version; a term left in no chunk loses its row (see the term_stats migration: versions
-   * come from a sequence, so the term coming back later never repeats a version a search process
-   * trusts).
+   * Every statement names the dataset, so that on Citus it runs in the dataset's shard. The terms of
+   * the postings that go lose their share of the document frequencies first and get a new version; a
+   * term left in no chunk loses its row (see the term_stats migration: versions come from a sequence,
+   * so the term coming back later never repeats a version a search process trusts).
    */
   private async deleteDocumentChunks(
     tx: Tx,

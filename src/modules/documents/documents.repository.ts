@@ -292,8 +292,11 @@ export class DocumentsRepository {
   async setProgress(updates: (Run & { stage: ProcessingStage; percent: number })[]): Promise<void> {
     // A statement a dataset: on Citus, rows are locked only by a statement within one shard.
     const byDataset = new Map<string, typeof updates>();
-    for (const update of updates)
-      byDataset.set(update.datasetSeq, [...(byDataset.get(update.datasetSeq) ?? []), update]);
+    for (const update of updates) {
+      const ofDataset = byDataset.get(update.datasetSeq);
+      if (ofDataset) ofDataset.push(update);
+      else byDataset.set(update.datasetSeq, [update]);
+    }
     for (const [datasetSeq, ofDataset] of byDataset) {
       await this.db.query(
         `UPDATE documents d

@@ -151,8 +151,9 @@ export class VectorLeg {
    * them, by dataset (seq). What one walk passes for them together is about what a walk for one of
    * them alone would (their share of the index is larger), where each alone is scanned exactly or
    * walked through the others' chunks. Null when they are best ranked one by one: on Citus (each leg
-   * then runs in its dataset's shard, beside the others), when `scansExactly` would scan them all (each dataset's scan then runs beside the others', in its own process), or
-   * when the walk gave up before it found `candidates`.
+   * then runs in its dataset's shard, beside the others), when `scansExactly` would scan them all
+   * (each dataset's scan then runs beside the others', in its own process), or when the walk gave up
+   * before it found `candidates`.
    */
   async rankAcross(
     datasets: { seq: string; chunks: number; passing?: Promise<PassingDocuments> }[],
