@@ -49,7 +49,7 @@ describe('ChunkIndexRepository', () => {
   const remove = (dataset: DatasetRow, documentId: string) =>
     db.dataSource.transaction('READ COMMITTED', async (tx) => {
       await index.lockDataset(tx, dataset.id);
-      return index.removeDocumentChunks(tx, { datasetId: dataset.id, datasetSeq: dataset.seq }, documentId);
+      return index.removeDocumentChunks(tx, dataset.seq, documentId);
     });
 
   const chunkRows = async (documentId: string) =>

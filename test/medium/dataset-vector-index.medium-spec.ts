@@ -124,13 +124,13 @@ describe('Per-dataset vector indexes', () => {
     const lacking = await indexes.lacking(MIN_CHUNKS);
     expect(lacking).toContainEqual({ datasetSeq: large.seq, dimensions: DIMS });
     expect(lacking).not.toContainEqual(expect.objectContaining({ datasetSeq: small.seq }));
-    expect(await indexes.lacking(MIN_CHUNKS, small.id)).toEqual([]);
+    expect(await indexes.lacking(MIN_CHUNKS, small.seq)).toEqual([]);
 
     expect(await indexes.build({ datasetSeq: large.seq, dimensions: DIMS })).toBe(true);
     const name = ownIndexName({ datasetSeq: large.seq, dimensions: DIMS });
     expect(await validity(name)).toEqual(expect.objectContaining({ valid: true }));
     expect(await recorded(large)).toBe(DIMS);
-    expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([]);
+    expect(await indexes.lacking(MIN_CHUNKS, large.seq)).toEqual([]);
     const { rows } = await db.sql.query<{ definition: string }>(
       'SELECT indexdef AS definition FROM pg_indexes WHERE indexname = $1',
       [name],
@@ -160,7 +160,7 @@ describe('Per-dataset vector indexes', () => {
     ]);
     expect(await validity(name)).toEqual(expect.objectContaining({ valid: false }));
 
-    expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([
+    expect(await indexes.lacking(MIN_CHUNKS, large.seq)).toEqual([
       { datasetSeq: large.seq, dimensions: DIMS },
     ]);
     expect(await indexes.build({ datasetSeq: large.seq, dimensions: DIMS })).toBe(true);
@@ -191,7 +191,7 @@ describe('Per-dataset vector indexes', () => {
 
     expect(await indexes.dropStale(large.seq)).toEqual([old]);
     expect(await validity(ownIndexName(old))).toBeNull();
-    expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
+    expect(await indexes.lacking(MIN_CHUNKS, large.seq)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
   });
 
   it("drops the old dimension's index at the end of a re-embedding at another dimension", async () => {
@@ -213,7 +213,7 @@ describe('Per-dataset vector indexes', () => {
       expect.objectContaining({ chunks: MIN_CHUNKS, dimensions: 4 }),
     );
     expect(await validity(ownIndexName({ datasetSeq: large.seq, dimensions: DIMS }))).toBeNull();
-    expect(await indexes.lacking(MIN_CHUNKS, large.id)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
+    expect(await indexes.lacking(MIN_CHUNKS, large.seq)).toEqual([{ datasetSeq: large.seq, dimensions: 4 }]);
   });
 
   it('does not build the index of a dataset deleted before its build', async () => {

@@ -205,8 +205,8 @@ export class ChunkIndexRepository {
     const [state] = await tx.query<VectorState[]>(
       `SELECT embedding_model AS "embeddingModel", embedding_dimensions AS "embeddingDimensions",
               next_embedding_model AS "nextEmbeddingModel", next_embedding_dimensions AS "nextEmbeddingDimensions"
-         FROM dataset_index WHERE dataset_id = $1`,
-      [dataset.datasetId],
+         FROM dataset_index WHERE dataset_seq = $1`,
+      [dataset.datasetSeq],
     );
     const adopted = state?.embeddingModel ?? null;
     const generations = documents.map(({ embeddings }) => {
@@ -228,12 +228,12 @@ export class ChunkIndexRepository {
     const length = await this.insertChunks(tx, dataset, documents, generations);
     if (state && adopted === null && state.embeddingModel !== null) {
       await tx.query(
-        `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_id = $1`,
-        [dataset.datasetId, state.embeddingModel, state.embeddingDimensions],
+        `UPDATE dataset_index SET embedding_model = $2, embedding_dimensions = $3 WHERE dataset_seq = $1`,
+        [dataset.datasetSeq, state.embeddingModel, state.embeddingDimensions],
       );
     }
     const chunks = documents.reduce((sum, document) => sum + document.chunks.length, 0);
-    await this.adjustTotals(tx, dataset.datasetId, {
+    await this.adjustTotals(tx, dataset.datasetSeq, {
       chunks: chunks - previous.chunks,
       length: length - previous.length,
       removed: previous.chunks,
@@ -245,13 +245,9 @@ export class ChunkIndexRepository {
    * Removes a document's chunks, their postings and their share of the dataset's statistics, and
    * returns what they counted for. The caller holds the dataset's chunk lock.
    */
-  async removeDocumentChunks(
-    tx: Tx,
-    { datasetId, datasetSeq }: Pick<DatasetTarget, 'datasetId' | 'datasetSeq'>,
-    documentId: string,
-  ): Promise<ChunkTotals> {
+  async removeDocumentChunks(tx: Tx, datasetSeq: string, documentId: string): Promise<ChunkTotals> {
     const removed = await this.deleteDocumentChunks(tx, datasetSeq, [documentId]);
-    await this.adjustTotals(tx, datasetId, {
+    await this.adjustTotals(tx, datasetSeq, {
       chunks: -removed.chunks,
       length: -removed.length,
       removed: removed.chunks,
@@ -335,15 +331,15 @@ export class ChunkIndexRepository {
    */
   private async adjustTotals(
     tx: Tx,
-    datasetId: string,
+    datasetSeq: string,
     change: { chunks: number; length: number; removed: number },
   ): Promise<void> {
     if (change.chunks === 0 && change.length === 0 && change.removed === 0) return;
     await tx.query(
       `UPDATE dataset_index SET chunk_count = chunk_count + $2, total_chunk_length = total_chunk_length + $3,
                                 chunks_removed = chunks_removed + $4
-        WHERE dataset_id = $1`,
-      [datasetId, change.chunks, change.length, change.removed],
+        WHERE dataset_seq = $1`,
+      [datasetSeq, change.chunks, change.length, change.removed],
     );
   }
 

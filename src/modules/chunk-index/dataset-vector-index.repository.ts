@@ -41,17 +41,17 @@ export class DatasetVectorIndexRepository {
 
   /**
    * Datasets of at least `minChunks` chunks with vectors whose own index of their dimension is not
-   * recorded as built (across accounts: the worker builds them by itself); one dataset when `datasetId`
-   * is given.
+   * recorded as built (across accounts: the worker builds them by itself); one dataset when
+   * `datasetSeq` is given, in a statement Citus routes to its shard.
    */
-  async lacking(minChunks: number, datasetId?: string): Promise<DatasetVectorIndex[]> {
+  async lacking(minChunks: number, datasetSeq?: string): Promise<DatasetVectorIndex[]> {
     const rows = await this.db.query<{ seq: string; dimensions: number }[]>(
       `SELECT dataset_seq AS seq, embedding_dimensions AS dimensions FROM dataset_index
         WHERE chunk_count >= $1 AND embedding_dimensions IS NOT NULL
           AND vector_index_dimensions IS DISTINCT FROM embedding_dimensions
-          AND ($2::text IS NULL OR dataset_id = $2)
+          ${datasetSeq === undefined ? '' : 'AND dataset_seq = $2'}
         ORDER BY dataset_seq`,
-      [minChunks, datasetId ?? null],
+      datasetSeq === undefined ? [minChunks] : [minChunks, datasetSeq],
     );
     return rows.map((row) => ({ datasetSeq: row.seq, dimensions: row.dimensions }));
   }

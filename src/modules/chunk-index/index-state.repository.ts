@@ -52,8 +52,17 @@ const EMPTY: IndexState = Object.freeze({
  * chunks (`ChunkIndexRepository`), the model with the vectors (`ChunkVectorsRepository`), the own
  * index with its build (`DatasetVectorIndexRepository`).
  */
+/** How many datasets' seqs a process keeps by id (`IndexStateRepository.of`): about 100 bytes each. */
+const KNOWN_SEQS = 10_000;
+
 @Injectable()
 export class IndexStateRepository {
+  /**
+   * Datasets' seqs by id, learnt from the reads of their state. A dataset's seq never changes nor is
+   * reused, and a read by seq is one Citus routes to the dataset's shard; by id it asks every shard.
+   */
+  private readonly seqs = new Map<string, string>();
+
   /** The state of a new dataset's index, in the transaction that makes the dataset. */
   async create(tx: Tx, dataset: { id: string; seq: string }): Promise<void> {
     await tx.query(`INSERT INTO dataset_index (dataset_seq, dataset_id) VALUES ($1, $2)`, [
@@ -73,12 +82,22 @@ export class IndexStateRepository {
 
   /** The state of the dataset's index, through `read` (a search's connection, or a transaction). */
   async of(read: Read, datasetId: string): Promise<IndexState> {
+    const known = this.seqs.get(datasetId);
     // The weights in the same statement: a search reads them at no extra round trip.
-    const [row] = await read<IndexState>(
-      `SELECT ${COLUMNS} FROM dataset_index i LEFT JOIN dataset_fusion f ON f.dataset_seq = i.dataset_seq
-        WHERE i.dataset_id = $1`,
-      [datasetId],
+    const [row] = await read<IndexState & { seq: string }>(
+      `SELECT ${COLUMNS}, i.dataset_seq::text AS seq
+         FROM dataset_index i LEFT JOIN dataset_fusion f ON f.dataset_seq = i.dataset_seq
+        WHERE ${known === undefined ? 'i.dataset_id = $1' : 'i.dataset_seq = $1'}`,
+      [known ?? datasetId],
     );
-    return row ?? EMPTY;
+    if (!row) return EMPTY;
+    const { seq, ...state } = row;
+    if (known === undefined && seq) this.learn(datasetId, seq);
+    return state;
+  }
+
+  private learn(datasetId: string, seq: string): void {
+    if (this.seqs.size >= KNOWN_SEQS) this.seqs.delete(this.seqs.keys().next().value as string);
+    this.seqs.set(datasetId, seq);
   }
 }

@@ -232,11 +232,7 @@ export class DocumentsService {
         ? await this.documents.findForUpdate(tx, dataset, documentId)
         : null;
       if (!document) throw DocumentErrors.notFound(documentId);
-      await this.chunkIndex.removeDocumentChunks(
-        tx,
-        { datasetId: dataset.id, datasetSeq: dataset.seq },
-        document.id,
-      );
+      await this.chunkIndex.removeDocumentChunks(tx, dataset.seq, document.id);
       await this.documents.delete(tx, document);
       await this.datasetsRepository.adjustDocumentCount(tx, dataset.id, -1);
       await this.events.record(tx, dataset.accountId, 'document.deleted', {
@@ -268,11 +264,7 @@ export class DocumentsService {
       if (current.status === 'processing') throw DocumentErrors.stillProcessing(documentId);
       // The old chunks go now, with their share of the BM25 statistics: they must not count while the
       // document is not searchable, nor stay counted if the new run fails.
-      await this.chunkIndex.removeDocumentChunks(
-        tx,
-        { datasetId: dataset.id, datasetSeq: dataset.seq },
-        current.id,
-      );
+      await this.chunkIndex.removeDocumentChunks(tx, dataset.seq, current.id);
       return this.documents.restart(tx, current);
     });
     await this.queue.enqueue(document);

@@ -93,6 +93,11 @@ export class ReembedService {
     return this.repository.cancelGeneration(datasetId);
   }
 
+  /** The dataset's key in the index's tables, or null when it is gone. */
+  datasetSeq(datasetId: string): Promise<string | null> {
+    return this.repository.datasetSeq(datasetId);
+  }
+
   /**
    * Gives the dataset's chunks indexed without a vector theirs, of `provider`'s model, which becomes
    * the dataset's when it has none; page by page, in key order, the dataset staying in search (the

@@ -12,7 +12,7 @@ import {
   ownIndexName,
 } from 'src/modules/chunk-index/dataset-vector-index.repository.js';
 
-/** Every dataset, as opposed to one named by its id. */
+/** Every dataset, as opposed to one named by its seq. */
 const ALL = null;
 
 /**
@@ -26,7 +26,7 @@ const ALL = null;
 @Injectable()
 export class DatasetIndexService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly minChunks: number;
-  /** Dataset ids (or `ALL`) to look at, in the order asked. */
+  /** Datasets' seqs (or `ALL`) to look at, in the order asked. */
   private readonly pending = new Set<string | typeof ALL>();
   private running: Promise<void> | null = null;
   private stopping = false;
@@ -51,13 +51,13 @@ export class DatasetIndexService implements OnApplicationBootstrap, BeforeApplic
   }
 
   /**
-   * Looks at one dataset (after a document was indexed into it), or at all of them with `ALL`, after
-   * the work already asked for. Resolves when there is nothing left to do; never rejects.
+   * Looks at one dataset, by its seq (after a document was indexed into it), or at all of them with
+   * `ALL`, after the work already asked for. Resolves when there is nothing left to do; never rejects.
    */
-  request(datasetId: string | typeof ALL): Promise<void> {
+  request(datasetSeq: string | typeof ALL): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    if (datasetId !== ALL && this.minChunks === 0) return this.running ?? Promise.resolve();
-    this.pending.add(datasetId);
+    if (datasetSeq !== ALL && this.minChunks === 0) return this.running ?? Promise.resolve();
+    this.pending.add(datasetSeq);
     this.running ??= this.drain();
     return this.running;
   }
@@ -75,15 +75,15 @@ export class DatasetIndexService implements OnApplicationBootstrap, BeforeApplic
   }
 
   /** Never rejects: an unhandled rejection would end the process. */
-  private async pass(datasetId: string | typeof ALL): Promise<void> {
+  private async pass(datasetSeq: string | typeof ALL): Promise<void> {
     try {
-      if (datasetId === ALL) {
+      if (datasetSeq === ALL) {
         for (const index of await this.indexes.dropStale()) {
           this.logger.info({ index: ownIndexName(index) }, 'dropped the vector index of a dataset gone');
         }
       }
       if (this.minChunks === 0) return;
-      for (const index of await this.indexes.lacking(this.minChunks, datasetId ?? undefined)) {
+      for (const index of await this.indexes.lacking(this.minChunks, datasetSeq ?? undefined)) {
         if (this.stopping) return;
         const started = performance.now();
         if (await this.indexes.build(index)) {
@@ -94,7 +94,7 @@ export class DatasetIndexService implements OnApplicationBootstrap, BeforeApplic
     } catch (error) {
       if (this.stopping) return;
       this.logger.warn(
-        { err: error, dataset_id: datasetId ?? undefined },
+        { err: error, dataset_seq: datasetSeq ?? undefined },
         'could not build or drop the vector indexes of datasets: tried again at the next document or start',
       );
     }

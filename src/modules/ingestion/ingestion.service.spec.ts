@@ -103,7 +103,7 @@ describe('IngestionService.process', () => {
     const extract = () => Promise.resolve({ format: 'prose' as const, sections: [{ text: 'Hello world.' }] });
     const indexed = setUp({ extract });
     await indexed.service.process(run);
-    expect(indexed.indexRequest).toHaveBeenCalledWith('ds_1');
+    expect(indexed.indexRequest).toHaveBeenCalledWith('1'); // the dataset's seq, which routes on Citus
 
     // A run that was no longer current wrote nothing: no dataset grew.
     const stale = setUp({ extract, indexed: false });

@@ -100,7 +100,7 @@ export class IngestionService {
       const indexed = chunks.map((chunk, i) => ({ ...chunk, context: indexContext(title, paths[i]) }));
       const elapsed = await this.indexing.submit(document.datasetId, { run, chunks: indexed, embeddings });
       // In the background: a dataset grown past the threshold gets a vector index of its own.
-      if (elapsed !== null) void this.datasetIndexes.request(document.datasetId);
+      if (elapsed !== null) void this.datasetIndexes.request(run.datasetSeq);
       // Indexed keyword-only while the model was loading: the catch-up may already have passed by.
       if (!provider && this.embedding.current()) void this.catchUp.request();
     } catch (error) {

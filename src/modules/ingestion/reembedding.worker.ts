@@ -78,7 +78,8 @@ export class ReembeddingWorker implements OnApplicationBootstrap, BeforeApplicat
       if (!result) return; // another process builds it
       this.logger.info(result, 'dataset re-embedded: its searches use the new model');
       // The new dimension's own index, when the dataset is large enough for one.
-      void this.datasetIndexes.request(datasetId);
+      const seq = await this.reembed.datasetSeq(datasetId);
+      if (seq !== null) void this.datasetIndexes.request(seq);
     } catch (error) {
       if (this.stopping.signal.aborted) return;
       this.logger.warn(

@@ -28,7 +28,10 @@ function setUp(options: {
         listener = l;
       },
     }),
-    strictMock<ReembedService>({ embedMissing }),
+    strictMock<ReembedService>({
+      embedMissing,
+      datasetSeq: (id: string) => Promise.resolve(`seq of ${id}`),
+    }),
     strictMock<ChunkVectorsRepository>({ datasetsMissingVectors: datasets }),
     strictMock<DatasetIndexService>({ request: indexRequest }),
     pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
@@ -74,7 +77,7 @@ describe('VectorCatchUpService', () => {
       { dataset_id: 'ds_b', chunks: 2 },
     ]);
     // The datasets that got vectors are looked at for an index of their own.
-    expect(indexRequest.mock.calls).toEqual([['ds_a'], ['ds_b']]);
+    expect(indexRequest.mock.calls).toEqual([['seq of ds_a'], ['seq of ds_b']]);
     expect(logged).toContainEqual(
       expect.objectContaining({
         dataset_id: 'ds_failing',

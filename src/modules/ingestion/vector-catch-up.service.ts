@@ -91,7 +91,8 @@ export class VectorCatchUpService implements OnApplicationBootstrap, BeforeAppli
       if (chunks) {
         this.logger.info({ dataset_id: datasetId, chunks }, 'dataset indexed keyword-only is now embedded');
         // Its vectors may have made it a large dataset of the dimension: its own index, in the background.
-        void this.datasetIndexes.request(datasetId);
+        const seq = await this.reembed.datasetSeq(datasetId);
+        if (seq !== null) void this.datasetIndexes.request(seq);
       }
     } catch (error) {
       if (this.stopping.signal.aborted) return;
