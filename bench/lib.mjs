@@ -86,28 +86,84 @@ export async function freePort() {
   });
 }
 
-/** A fresh database, migrated with the real CLI. */
-export async function createDatabase() {
+/** A fresh database of the server at `adminUrl`, migrated with the real CLI. */
+export async function createDatabase(adminUrl = ADMIN_URL) {
   const name = `dss_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  execFileSync(process.execPath, ['dist/cli.js', 'migrate'], {
-    env: { ...process.env, DATABASE_URL: url.href },
-    stdio: 'ignore',
-  });
+  await onDatabase(adminUrl, [[`CREATE DATABASE ${name}`]]);
+  const url = databaseUrl(adminUrl, name);
+  migrate(url);
   return {
-    url: url.href,
+    url,
+    drop: () => onDatabase(adminUrl, [[`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]]),
+  };
+}
+
+/**
+ * A fresh database on a local Citus cluster (scripts/cluster.sh): made on the coordinator and on each
+ * of `workers` and `spares` with the extensions citus and vector, the workers made nodes of it (the
+ * spares are not: a benchmark adds them), then migrated through the coordinator, which distributes the
+ * schema (docs/citus.md). `workerSettings` are set on the workers' databases (`ALTER DATABASE ... SET`):
+ * a session's own SET on the coordinator does not reach the shards.
+ */
+export async function createCitusDatabase({
+  host = '127.0.0.1',
+  coordinator = 5433,
+  workers = [5434, 5435],
+  spares = [],
+  workerSettings = {},
+} = {}) {
+  const name = `dss_bench_citus_${randomBytes(4).toString('hex')}`;
+  const admin = (port) => `postgres://postgres@${host}:${port}/postgres`;
+  for (const port of [coordinator, ...workers, ...spares]) {
+    await onDatabase(admin(port), [[`CREATE DATABASE ${name}`]]);
+    const settings = port === coordinator ? [] : Object.entries(workerSettings);
+    await onDatabase(databaseUrl(admin(port), name), [
+      ['CREATE EXTENSION citus'],
+      ['CREATE EXTENSION vector'],
+      ...settings.map(([setting, value]) => [`ALTER DATABASE ${name} SET ${setting} = '${value}'`]),
+    ]);
+  }
+  const url = databaseUrl(admin(coordinator), name);
+  await onDatabase(url, [
+    ['SELECT citus_set_coordinator_host($1, $2)', [host, coordinator]],
+    ...workers.map((port) => ['SELECT citus_add_node($1, $2)', [host, port]]),
+  ]);
+  migrate(url);
+  return {
+    url,
+    name,
     async drop() {
-      const client = new pg.Client({ connectionString: ADMIN_URL });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
+      for (const port of [coordinator, ...workers, ...spares]) {
+        await onDatabase(admin(port), [[`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]]);
+      }
     },
   };
+}
+
+/** `statements` ([sql, params]) in turn on one connection to `url`; each one's rows. */
+export async function onDatabase(url, statements) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const results = [];
+    for (const [sql, params] of statements) results.push((await client.query(sql, params)).rows);
+    return results;
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(serverUrl, name) {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+function migrate(url) {
+  execFileSync(process.execPath, ['dist/cli.js', 'migrate'], {
+    env: { ...process.env, DATABASE_URL: url },
+    stdio: 'ignore',
+  });
 }
 
 /**
@@ -535,10 +591,16 @@ export async function finishDatasets(db) {
        FROM (SELECT dataset_seq, count(*) AS chunks, sum(length) AS total FROM chunks GROUP BY dataset_seq) s
       WHERE dataset_index.dataset_seq = s.dataset_seq`,
   );
+  // Counted first, written after: Citus refuses a write of a reference table (datasets) in the
+  // statement that reads the shards in parallel.
+  const { rows } = await db.query(
+    `SELECT dataset_id AS id, count(*)::int AS documents FROM documents GROUP BY dataset_id`,
+  );
   await db.query(
     `UPDATE datasets SET document_count = s.documents
-       FROM (SELECT dataset_id, count(*) AS documents FROM documents GROUP BY dataset_id) s
-      WHERE datasets.id = s.dataset_id`,
+       FROM unnest($1::text[], $2::int[]) AS s(id, documents)
+      WHERE datasets.id = s.id`,
+    [rows.map((row) => row.id), rows.map((row) => row.documents)],
   );
   await db.query(
     `INSERT INTO term_stats (dataset_seq, term, df)

@@ -13,6 +13,11 @@
 // (c) metadata filters keeping 50%, 10% and 1% of the 60k dataset's documents, in both databases.
 // (b) with BENCH_SCALE_MILLION=1, also 1,000,000 chunks over 1,000 datasets of Zipf-distributed sizes:
 //     load throughput, HNSW build time (predicted first from two smaller builds), latency by size class.
+// (d) with BENCH_SCALE_CITUS=1, instead of the others: (b)'s million chunks on the local Citus cluster of
+//     scripts/cluster.sh (a coordinator, two workers) and in a plain database of the coordinator's
+//     PostgreSQL (the same server, settings and binaries), both loaded and asked in turn: latency by
+//     size class, load throughput and the pipeline's own ingestion, Citus over one PostgreSQL.
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { setImmediate } from 'node:timers/promises';
 import pg from 'pg';
@@ -22,6 +27,8 @@ import { scansExactly } from '../dist/modules/search/vector-leg.js';
 import { perturbed, randomDirection, tfidfProjection } from './projected-vectors.mjs';
 import {
   apiKey,
+  bulkUpload,
+  createCitusDatabase,
   createDatabase,
   createIndexes,
   dropVectorIndexes,
@@ -37,6 +44,7 @@ import {
   shuffled,
   startEmbeddingServer,
   startServer,
+  startWorkers,
   timedPoster,
   writeResult,
 } from './lib.mjs';
@@ -50,6 +58,12 @@ const FILTER_QUERIES = Number(process.env.BENCH_SCALE_FILTER_QUERIES ?? QUERIES)
 const MILLION = process.env.BENCH_SCALE_MILLION === '1';
 /** The chunks of (b): a million, or fewer on a smaller machine. */
 const MILLION_CHUNKS = Number(process.env.BENCH_SCALE_MILLION_CHUNKS ?? 1_000_000);
+const CITUS = process.env.BENCH_SCALE_CITUS === '1';
+/** (d)'s one PostgreSQL: the coordinator's server, a database without the citus extension. */
+const PLAIN_ADMIN_URL =
+  process.env.BENCH_SCALE_PLAIN_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres';
+/** (d)'s pipeline ingestion: SciFact abstracts uploaded into a new dataset of each loaded database. */
+const INGEST_DOCUMENTS = Number(process.env.BENCH_SCALE_INGEST_DOCUMENTS ?? 1_000);
 const WARM_UP = 20;
 /** Queries of the cost model's check, each timed as an exact scan and as a walk. */
 const COST_MODEL_QUERIES = 60;
@@ -134,8 +148,12 @@ console.log(`query embedding (${QUERY_MODEL}): p50 ${result.query_embedding.p50_
 const embedder = await startEmbeddingServer(queryVector);
 const resources = [];
 try {
-  await scenariosAC();
-  if (MILLION) await scenarioB();
+  if (CITUS) {
+    await scenarioD();
+  } else {
+    await scenariosAC();
+    if (MILLION) await scenarioB();
+  }
 } finally {
   for (const release of resources.reverse()) await release();
   await embedder.close();
@@ -235,11 +253,7 @@ async function scenariosAC() {
 /** (b): a million chunks over a thousand datasets, Zipf-distributed (sizes ∝ 1/rank). */
 async function scenarioB() {
   while (resources.length > 0) await resources.pop()(); // (a)'s databases: the machine to itself
-  const harmonic = sum(Array.from({ length: 1000 }, (_, k) => 1 / (k + 1)));
-  const datasets = layout(
-    'zipf',
-    Array.from({ length: 1000 }, (_, k) => MILLION_CHUNKS / ((k + 1) * harmonic)),
-  );
+  const datasets = zipfLayout();
   result.b = { datasets: datasets.length, chunks: sum(datasets.map((d) => d.chunks)), load: {} };
   const trial = [Math.round(result.b.chunks / 10), Math.round(result.b.chunks / 5)];
   result.b.index_trial = await indexTrial(datasets, trial, result.b.chunks);
@@ -261,6 +275,113 @@ async function scenarioB() {
       .map((c) => [c.name, round2(latencyStats(c.ms.hybrid).p95_ms / result.a.hybrid_p95_by_class[c.name])]),
   );
   result.machine.load.push(load('measured (b)'));
+}
+
+/**
+ * (d): (b)'s datasets on Citus with two workers and in one PostgreSQL, each database loaded and indexed
+ * alone, then both asked query by query in turn; the pipeline's ingestion into each after.
+ */
+async function scenarioD() {
+  const datasets = zipfLayout();
+  result.d = {
+    datasets: datasets.length,
+    chunks: sum(datasets.map((d) => d.chunks)),
+    plain_admin_url: PLAIN_ADMIN_URL,
+    load: {},
+  };
+  const engines = {
+    postgres: () => createDatabase(PLAIN_ADMIN_URL),
+    // The shards' HNSW builds read the workers' own setting (a SET on the coordinator stays there).
+    citus: () => createCitusDatabase({ workerSettings: { maintenance_work_mem: BUILD_MEMORY } }),
+  };
+  const posts = {};
+  for (const [engine, create] of Object.entries(engines)) {
+    posts[engine] = await serve(engine, datasets, result.d.load, { readyMs: 120_000, create });
+    result.machine.load.push(load(`loaded (d) ${engine}`));
+  }
+  // A smaller run (BENCH_SCALE_MILLION_CHUNKS) may leave a class empty.
+  const classes = CLASSES.map(([label, min, max]) => ({
+    label,
+    members: datasets.filter((x) => inClass(x.chunks, min, max)),
+  })).filter((c) => c.members.length > 0);
+  const d = Object.keys(engines).flatMap((engine) =>
+    classes.map(({ label, members }) => ({
+      name: label,
+      index: engine,
+      post: posts[engine],
+      pick: (i) => members[i % members.length],
+      members,
+    })),
+  );
+  await measure(d, queries, { transient: true });
+  result.machine.load.push(load('measured (d)'));
+  result.d.rows = d.map((c) => ({ ...row(c), datasets: c.members.length }));
+  result.d.citus_over_postgres = Object.fromEntries(
+    classes.map(({ label }) => {
+      const [citus, postgres] = ['citus', 'postgres'].map((e) =>
+        d.find((c) => c.name === label && c.index === e),
+      );
+      return [label, ratios(citus, postgres)];
+    }),
+  );
+  result.d.load_throughput_citus_over_postgres = round2(
+    result.d.load.citus.chunks_per_second / result.d.load.postgres.chunks_per_second,
+  );
+  result.d.ingest = {};
+  for (const engine of Object.keys(engines)) result.d.ingest[engine] = await ingest(posts[engine]);
+  result.d.ingest.throughput_citus_over_postgres = round2(
+    result.d.ingest.citus.documents_per_second / result.d.ingest.postgres.documents_per_second,
+  );
+  result.machine.load.push(load('ingested (d)'));
+}
+
+/**
+ * The pipeline's throughput on a loaded database: `INGEST_DOCUMENTS` SciFact abstracts uploaded in
+ * bulk into a new dataset and processed by one worker (embedding by the bench's endpoint), from the
+ * first upload to the last document ready.
+ */
+async function ingest(post) {
+  const { json: dataset } = await post('/v1/datasets', { name: `ingest-${randomUUID()}` });
+  const workers = await startWorkers({ ...post.env, FUSION_TUNING_MIN_CHUNKS: '10000000' }, 1);
+  try {
+    const started = performance.now();
+    const documents = corpus
+      .slice(0, INGEST_DOCUMENTS)
+      .map((doc) => ({ content: `${doc.title}\n\n${doc.text}` }));
+    const { refused } = await bulkUpload(post.baseUrl, post.apiKey, dataset.id, documents);
+    if (refused.length > 0)
+      throw new Error(`ingest: ${refused.length} refused: ${JSON.stringify(refused[0])}`);
+    for (;;) {
+      const { rows } = await post.db.query(
+        `SELECT count(*) FILTER (WHERE status = 'processing')::int AS processing,
+                count(*) FILTER (WHERE status = 'failed')::int AS failed, coalesce(sum(chunks_created), 0)::int AS chunks
+           FROM documents WHERE dataset_id = $1`,
+        [dataset.id],
+      );
+      if (rows[0].processing === 0) {
+        const seconds = (performance.now() - started) / 1000;
+        if (rows[0].failed > 0) throw new Error(`ingest: ${rows[0].failed} documents failed`);
+        return {
+          documents: documents.length,
+          chunks: rows[0].chunks,
+          seconds: round2(seconds),
+          documents_per_second: round2(documents.length / seconds),
+        };
+      }
+      await new Promise((done) => setTimeout(done, 200));
+    }
+  } finally {
+    await workers.stop();
+  }
+}
+
+/** (b)'s thousand datasets of Zipf-distributed sizes (∝ 1/rank) over `MILLION_CHUNKS`. */
+function zipfLayout() {
+  const harmonic = sum(Array.from({ length: 1000 }, (_, k) => 1 / (k + 1)));
+  return layout(
+    'zipf',
+    Array.from({ length: 1000 }, (_, k) => MILLION_CHUNKS / ((k + 1) * harmonic)),
+  );
 }
 
 /**
@@ -336,8 +457,8 @@ function chunkId(n) {
  * one, and a server on it; how long each step took goes to `figures[name]`. Returns the server's
  * `post`. The database and server are released at the end (`resources`).
  */
-async function serve(name, datasets, figures, { readyMs } = {}) {
-  const database = await createDatabase();
+async function serve(name, datasets, figures, { readyMs, create = createDatabase } = {}) {
+  const database = await create();
   resources.push(() => database.drop());
   const db = new pg.Pool({ connectionString: database.url, max: 2 });
   resources.push(() => db.end());
@@ -379,7 +500,7 @@ async function serve(name, datasets, figures, { readyMs } = {}) {
     Authorization: `Bearer ${key.api_key}`,
     'Content-Type': 'application/json',
   });
-  post.db = db;
+  Object.assign(post, { db, env, baseUrl: server.url, apiKey: key.api_key });
   return post;
 }
 
@@ -677,6 +798,42 @@ function summary() {
   console.log(
     `\nquery embedding, ${QUERY_MODEL} (add to the latencies): p50 ${result.query_embedding.p50_ms} ms, p95 ${result.query_embedding.p95_ms} ms`,
   );
+  if (result.a) summaryAC(line, header, each);
+  if (result.b) {
+    const t = result.b.index_trial;
+    console.log(
+      `\n(b) ${result.b.chunks} chunks, ${result.b.datasets} datasets: loaded at ${result.b.load.million.chunks_per_second} chunks/s; HNSW build ${Object.values(result.b.load.million.hnsw_build_seconds)[0]} s (predicted ${t.predicted_seconds} s from ${t.builds.map((x) => `${x.chunks}: ${x.seconds} s`).join(', ')})\n${header}`,
+    );
+    for (const r of result.b.rows) console.log(line(r));
+    console.log(
+      `hybrid p95 / 136k's by class (target <= 2): ${JSON.stringify(result.b.hybrid_p95_over_136k)}`,
+    );
+  }
+  if (result.d) {
+    const load = result.d.load;
+    console.log(
+      `\n(d) ${result.d.chunks} chunks, ${result.d.datasets} datasets: loaded at ${load.postgres.chunks_per_second} chunks/s in one PostgreSQL, ${load.citus.chunks_per_second} on Citus (${result.d.load_throughput_citus_over_postgres}x)\n${header}`,
+    );
+    for (const r of result.d.rows) console.log(line(r));
+    for (const [label, q] of Object.entries(result.d.citus_over_postgres))
+      console.log(`${label} Citus / one PostgreSQL, p50 / p95: ${each(q)}`);
+    const { postgres, citus, throughput_citus_over_postgres } = result.d.ingest;
+    console.log(
+      `pipeline: ${postgres.documents_per_second} documents/s in one PostgreSQL, ${citus.documents_per_second} on Citus (${throughput_citus_over_postgres}x)`,
+    );
+  }
+  console.log(`\ntargets (issue 35):`);
+  for (const [name, checks] of Object.entries(result.targets)) {
+    for (const check of checks)
+      console.log(`  ${check.met ? 'met    ' : 'NOT met'} ${name}: ${check.case} ${check.measured}`);
+  }
+  console.log(
+    `load average: ${result.machine.load.map((l) => `${l.at} (${l.seconds} s) ${l.load_average}`).join('; ')}`,
+  );
+}
+
+/** The summary of (a) and (c), and of the cost model. */
+function summaryAC(line, header, each) {
   console.log(`\n(a) ${result.a.chunks} chunks, ${result.a.datasets} datasets; p50 / p95\n${header}`);
   for (const r of result.a.rows) console.log(line(r));
   for (const r of result.a.shared_over_alone)
@@ -696,24 +853,6 @@ function summary() {
       `  ${`${m.dataset}${m.part ? ` ${m.part}` : ''}`.padEnd(10)} ${String(m.chunks).padStart(6)} of ${String(m.indexed).padStart(6)}: exact ${m.exact_p50_ms}, walk ${m.walk_p50_ms} (found ${m.walk_found_mean}); ${m.scan_us_per_row} us a row, walk = ${m.walk_rows_per_candidate} rows a candidate; model: ${m.model_scans_exactly ? 'exact' : 'walk'}, faster: ${m.faster}`,
     );
   }
-  if (result.b) {
-    const t = result.b.index_trial;
-    console.log(
-      `\n(b) ${result.b.chunks} chunks, ${result.b.datasets} datasets: loaded at ${result.b.load.million.chunks_per_second} chunks/s; HNSW build ${Object.values(result.b.load.million.hnsw_build_seconds)[0]} s (predicted ${t.predicted_seconds} s from ${t.builds.map((x) => `${x.chunks}: ${x.seconds} s`).join(', ')})\n${header}`,
-    );
-    for (const r of result.b.rows) console.log(line(r));
-    console.log(
-      `hybrid p95 / 136k's by class (target <= 2): ${JSON.stringify(result.b.hybrid_p95_over_136k)}`,
-    );
-  }
-  console.log(`\ntargets (issue 35):`);
-  for (const [name, checks] of Object.entries(result.targets)) {
-    for (const check of checks)
-      console.log(`  ${check.met ? 'met    ' : 'NOT met'} ${name}: ${check.case} ${check.measured}`);
-  }
-  console.log(
-    `load average: ${result.machine.load.map((l) => `${l.at} (${l.seconds} s) ${l.load_average}`).join('; ')}`,
-  );
 }
 
 /**
@@ -727,7 +866,9 @@ function summary() {
 function targets() {
   const worst = (ratios) =>
     Math.max(...['semantic', 'hybrid'].flatMap((m) => [ratios[`${m}_p50`], ratios[`${m}_p95`]]));
-  const out = {
+  const out = {};
+  if (!result.a) return out;
+  Object.assign(out, {
     shared_within_1_2x_of_alone: result.a.shared_over_alone.map((r) => ({
       case: r.dataset,
       measured: `worst ratio ${worst(r)}, recall@50 difference ${r.recall_at_50_difference} ± ${r.recall_at_50_difference_standard_error}`,
@@ -742,7 +883,7 @@ function targets() {
         met: worst(r.filtered_over_unfiltered) <= 1.5,
       };
     }),
-  };
+  });
   if (result.b) {
     out.million_hybrid_p95_within_2x = Object.entries(result.b.hybrid_p95_over_136k).map(([name, ratio]) => ({
       case: name,

@@ -3,6 +3,8 @@
 #   scripts/cluster.sh start    build Citus when missing, create what is missing, start what is down
 #   scripts/cluster.sh stop     stop the three PostgreSQL clusters and the three Redis nodes
 #   scripts/cluster.sh status   what runs, the Citus nodes, the Redis Cluster's state
+#   scripts/cluster.sh spare    also a fourth PostgreSQL cluster, citus-w3 on 5436, a node of no database:
+#                               the worker bench:rebalance adds to a loaded cluster
 #
 # Citus: three clusters of the local PostgreSQL (pg_createcluster): the coordinator on 5433, workers on
 # 5434 and 5435, each with shared_preload_libraries = 'citus', trust on 127.0.0.1, and a database
@@ -20,6 +22,7 @@ CLUSTER_DIR=${CLUSTER_DIR:-$PWD/.cache/cluster}
 PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
 # name:port, the coordinator first.
 PG_NODES=(citus-coord:5433 citus-w1:5434 citus-w2:5435)
+SPARE_NODE=citus-w3:5436
 REDIS_PORTS=(7001 7002 7003)
 HOST=127.0.0.1
 
@@ -141,9 +144,16 @@ start() {
   log "ready: DATABASE_URL=postgres://postgres@$HOST:${PG_NODES[0]#*:}/$CITUS_DB REDIS_URL=redis://$HOST:${REDIS_PORTS[0]}"
 }
 
+spare() {
+  extensions_installed || install_extensions
+  create_pg_cluster "${SPARE_NODE%%:*}" "${SPARE_NODE#*:}"
+  start_pg_cluster "${SPARE_NODE%%:*}" "${SPARE_NODE#*:}"
+  log "spare worker up on $HOST:${SPARE_NODE#*:}"
+}
+
 stop() {
   local entry port
-  for entry in "${PG_NODES[@]}"; do
+  for entry in "${PG_NODES[@]}" "$SPARE_NODE"; do
     if pg_up "${entry#*:}"; then
       log "stopping PostgreSQL $PG_MAJOR/${entry%%:*}"
       $sudo_ pg_ctlcluster --skip-systemctl-redirect "$PG_MAJOR" "${entry%%:*}" stop -m fast
@@ -176,5 +186,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  spare) spare ;;
+  *) echo "usage: $0 start|stop|status|spare" >&2; exit 2 ;;
 esac
