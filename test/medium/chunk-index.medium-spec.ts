@@ -386,6 +386,32 @@ describe('ChunkIndexRepository', () => {
       expect(written.statistics.df.owl).toBeUndefined();
       await expectConsistent(together.dataset);
     });
+
+    it('removes earlier chunks only of the documents not marked unindexed', async () => {
+      const { dataset, ids } = await datasetWith(3);
+      await write(dataset, ids[0], ['An old run about owls.']);
+      // The caller's word is taken: the second document's chunks stay beside the new ones.
+      await write(dataset, ids[1], ['Kept beside the new run.']);
+      await db.dataSource.transaction(async (tx) => {
+        await index.lockDataset(tx, dataset.id);
+        await index.replaceChunks(
+          tx,
+          target(dataset, ''),
+          ids.map((documentId, d) => ({
+            documentId,
+            chunks: chunksOf([`New run ${d} about cats.`]),
+            embeddings: null,
+            unindexed: d > 0,
+          })),
+        );
+      });
+      const contents = async (id: string) => (await chunkRows(id)).map(({ content }) => content);
+      expect(await contents(ids[0])).toEqual(['New run 0 about cats.']);
+      expect(await contents(ids[1])).toEqual(['Kept beside the new run.', 'New run 1 about cats.']);
+      expect(await contents(ids[2])).toEqual(['New run 2 about cats.']);
+      expect((await storedStatistics(db.sql, dataset.seq)).df.owl).toBeUndefined();
+      await expectConsistent(dataset);
+    });
   });
 
   describe('writers under the shared lock', () => {

@@ -40,6 +40,12 @@ export interface DocumentChunks {
   embeddings: (VectorModel & { vectors: number[][] }) | null;
   /** The ordinal of the first chunk given: a document written in parts (`appendChunks`) starts past 0. */
   firstOrdinal?: number;
+  /**
+   * The document is known to have no chunks yet (its row has never counted any), so `replaceChunks`
+   * has none to remove: a new document's run skips the removal's statements, whose plans over a
+   * dataset the planner's statistics have not seen yet walk all its postings (docs/citus.md).
+   */
+  unindexed?: boolean;
 }
 
 /** What a document's chunks counted for in their dataset's BM25 statistics. */
@@ -218,13 +224,15 @@ export class ChunkIndexRepository {
       }
       return generation;
     });
-    const previous = replace
-      ? await this.deleteDocumentChunks(
-          tx,
-          dataset.datasetSeq,
-          documents.map((document) => document.documentId),
-        )
-      : { chunks: 0, length: 0 };
+    const indexed = replace ? documents.filter((document) => !document.unindexed) : [];
+    const previous =
+      indexed.length > 0
+        ? await this.deleteDocumentChunks(
+            tx,
+            dataset.datasetSeq,
+            indexed.map((document) => document.documentId),
+          )
+        : { chunks: 0, length: 0 };
     const length = await this.insertChunks(tx, dataset, documents, generations);
     if (state && adopted === null && state.embeddingModel !== null) {
       await tx.query(

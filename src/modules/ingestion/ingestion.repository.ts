@@ -74,13 +74,18 @@ export class IngestionRepository {
       // new terms' pass: under the shared lock, two such writers could take shared terms in crossed
       // orders and deadlock. Replacements are written under the exclusive lock.
       if (lock.shared && locked.some((run) => run.hasChunks)) throw new ExclusiveLockNeeded();
-      const current = new Set(locked.map((run) => run.documentId));
+      const current = new Map(locked.map((run) => [run.documentId, run.hasChunks]));
       const live = runs.filter(({ run }) => current.has(run.documentId));
       if (live.length === 0) return runs.map(() => null);
       const models = await this.chunkIndex.replaceChunks(
         tx,
         { datasetId, datasetSeq: dataset.seq, language: dataset.language },
-        live.map(({ run, chunks, embeddings }) => ({ documentId: run.documentId, chunks, embeddings })),
+        live.map(({ run, chunks, embeddings }) => ({
+          documentId: run.documentId,
+          chunks,
+          embeddings,
+          unindexed: !current.get(run.documentId),
+        })),
         lock,
       );
       const elapsed = await this.documents.markReady(
