@@ -15,8 +15,16 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import pg from 'pg';
-import { percentile, pool, scifact, startServer, writeResult } from './lib.mjs';
+import {
+  apiKey,
+  createCitusDatabase,
+  onDatabase,
+  percentile,
+  pool,
+  scifact,
+  startServer,
+  writeResult,
+} from './lib.mjs';
 
 const HOST = '127.0.0.1';
 const COORDINATOR = 5433;
@@ -30,47 +38,17 @@ const UPLOADERS = Number(process.env.BENCH_UPLOADERS ?? 1);
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 5_000);
 const RETRIES = 5;
 
-const nodeUrl = (port, database) => `postgres://postgres@${HOST}:${port}/${database}`;
-async function onNode(port, database, statements) {
-  const client = new pg.Client({ connectionString: nodeUrl(port, database) });
-  await client.connect();
-  try {
-    const results = [];
-    for (const [sql, params] of statements) results.push((await client.query(sql, params)).rows);
-    return results;
-  } finally {
-    await client.end();
-  }
-}
-
 execFileSync('bash', ['scripts/cluster.sh', 'start'], { stdio: 'inherit' });
 execFileSync('bash', ['scripts/cluster.sh', 'spare'], { stdio: 'inherit' });
 
-const name = `dss_bench_rebalance_${randomBytes(4).toString('hex')}`;
-for (const port of [COORDINATOR, ...WORKERS, SPARE]) {
-  await onNode(port, 'postgres', [[`CREATE DATABASE ${name}`]]);
-  await onNode(port, name, [['CREATE EXTENSION citus'], ['CREATE EXTENSION vector']]);
-}
-await onNode(COORDINATOR, name, [
-  ['SELECT citus_set_coordinator_host($1, $2)', [HOST, COORDINATOR]],
-  ...WORKERS.map((port) => ['SELECT citus_add_node($1, $2)', [HOST, port]]),
-]);
-const databaseUrl = nodeUrl(COORDINATOR, name);
-execFileSync(process.execPath, ['dist/cli.js', 'migrate'], {
-  env: { ...process.env, DATABASE_URL: databaseUrl },
-  stdio: 'ignore',
+const database = await createCitusDatabase({
+  host: HOST,
+  coordinator: COORDINATOR,
+  workers: WORKERS,
+  spares: [SPARE],
 });
-const cliEnv = {
-  ...process.env,
-  DATABASE_URL: databaseUrl,
-  REDIS_URL: `redis://${HOST}:7001`,
-  REDIS_CLUSTER: 'true',
-};
-const key = JSON.parse(
-  execFileSync(process.execPath, ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
-    env: cliEnv,
-  }).toString(),
-);
+const databaseUrl = database.url;
+const key = apiKey(databaseUrl);
 
 const server = await startServer(
   {
@@ -173,7 +151,7 @@ if (baselineCounts.failed > 0)
 
 const placements = async () =>
   (
-    await onNode(COORDINATOR, name, [
+    await onDatabase(databaseUrl, [
       [
         `SELECT n.nodeport AS port, count(*)::int AS shards FROM pg_dist_placement p
            JOIN pg_dist_node n ON n.groupid = p.groupid GROUP BY n.nodeport ORDER BY n.nodeport`,
@@ -215,14 +193,14 @@ const uploaders = Array.from({ length: UPLOADERS }, async (_, u) => {
 
 await new Promise((done) => setTimeout(done, WARM_MS));
 const moveStarted = performance.now();
-await onNode(COORDINATOR, name, [
+await onDatabase(databaseUrl, [
   ['SELECT citus_add_node($1, $2)', [HOST, SPARE]],
   ['SELECT citus_rebalance_start()'],
 ]);
 let state;
 let lastReport = 0;
 for (;;) {
-  [[state]] = await onNode(COORDINATOR, name, [
+  [[state]] = await onDatabase(databaseUrl, [
     ['SELECT state::text, details FROM citus_rebalance_status() ORDER BY job_id DESC LIMIT 1'],
   ]);
   if (!state || !['scheduled', 'running', 'cancelling'].includes(state.state)) break;
@@ -259,9 +237,7 @@ let finalWrong = 0;
 for (const c of cases) if (idsOf((await ask(finalCounts, c)).json) !== c.expected) finalWrong++;
 
 await server.stop();
-for (const port of [COORDINATOR, ...WORKERS, SPARE]) {
-  await onNode(port, 'postgres', [[`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]]);
-}
+await database.drop();
 
 const ms = (values, p) => Math.round(percentile(values, p) * 10) / 10;
 const result = {

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import pg from 'pg';
 import { addDocument, createDataset, ingest, waitForDocument } from './utils/documents.js';
 import { type FakeOpenAI, openAiEnv, startFakeOpenAI, unitVector } from './utils/fake-openai.js';
 import { lexemeSource } from 'src/modules/chunk-index/lexeme-source.js';
 import { healthWhile, scifactAbstracts } from './utils/responsiveness.js';
 import { bearer, type CreatedKey, runUntilExit, startTestApp, type TestApp } from './utils/test-app.js';
 import { until } from './utils/until.js';
-import { itOnOnePostgres } from './utils/topology.js';
+import { itOnOnePostgres, ON_CITUS, placementOf } from './utils/topology.js';
 
 interface Result {
   chunk_id: string;
@@ -1399,38 +1400,55 @@ describe.each([
     await openai.close();
   });
 
-  /** The vector statements of this database's searches that PostgreSQL is running. */
-  const vectorStatements = async () =>
-    (
-      await t.sql.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND application_name = 'dataset-search/search'
-            AND state = 'active' AND query LIKE '%<=>%'`,
-      )
-    ).rows[0].n;
+  /**
+   * The dataset's chunks held locked where the vector statement reads them (on Citus, the shard on
+   * its worker, so that the cancel must reach the worker's task), and a count of the vector
+   * statements running there.
+   */
+  const holdChunks = async () => {
+    const {
+      rows: [{ seq }],
+    } = await t.sql.query<{ seq: string }>('SELECT seq::text FROM datasets WHERE id = $1', [datasetId]);
+    const placement = await placementOf(t.sql, t.database.url, 'chunks', seq);
+    // Two connections: a transaction sees pg_stat_activity as it was when it first read it.
+    const [holder, watcher] = [placement.url, placement.url].map(
+      (connectionString) => new pg.Client({ connectionString }),
+    );
+    await Promise.all([holder.connect(), watcher.connect()]);
+    if (ON_CITUS) await holder.query('SET citus.enable_manual_changes_to_shards = on');
+    await holder.query(`BEGIN; LOCK TABLE ${placement.table} IN ACCESS EXCLUSIVE MODE`);
+    const vectorStatements = async () =>
+      (
+        await watcher.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND state = 'active' AND query LIKE '%<=>%'`,
+        )
+      ).rows[0].n;
+    return { vectorStatements, release: () => Promise.all([holder.end(), watcher.end()]) };
+  };
 
   it('answers 504 query_timeout at the deadline and cancels the statement still running', async () => {
     // The query's embedding takes a second, then its vector statement waits for a lock: its own
     // statement timeout would end it about a second after the request's deadline.
     openai.delayMs = 1000;
-    const blocker = await t.sql.connect();
+    const held = await holdChunks();
     try {
-      await blocker.query('BEGIN; LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE');
       const started = performance.now();
       const answer = t.http
         .post(path)
         .set(bearer(key))
         .send({ dataset_id: datasetId, mode: 'semantic', ...body })
         .then((response) => response);
-      await until(async () => (await vectorStatements()) > 0);
+      await until(async () => (await held.vectorStatements()) > 0);
       const response = await answer;
       expect(response.status).toBe(504);
       expect(response.body).toMatchObject({ code: 'query_timeout', details: { timeout_ms: TIMEOUT_MS } });
-      await until(async () => (await vectorStatements()) === 0);
+      await until(async () => (await held.vectorStatements()) === 0);
       expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 600);
     } finally {
       openai.delayMs = 0;
-      blocker.release(true);
+      await held.release();
     }
   });
 
