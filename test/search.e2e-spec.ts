@@ -1414,9 +1414,15 @@ describe.each([
     const [holder, watcher] = [placement.url, placement.url].map(
       (connectionString) => new pg.Client({ connectionString }),
     );
-    await Promise.all([holder.connect(), watcher.connect()]);
-    if (ON_CITUS) await holder.query('SET citus.enable_manual_changes_to_shards = on');
-    await holder.query(`BEGIN; LOCK TABLE ${placement.table} IN ACCESS EXCLUSIVE MODE`);
+    const release = () => Promise.all([holder.end(), watcher.end()]);
+    try {
+      await Promise.all([holder.connect(), watcher.connect()]);
+      if (ON_CITUS) await holder.query('SET citus.enable_manual_changes_to_shards = on');
+      await holder.query(`BEGIN; LOCK TABLE ${placement.table} IN ACCESS EXCLUSIVE MODE`);
+    } catch (error) {
+      await release().catch(() => undefined);
+      throw error;
+    }
     const vectorStatements = async () =>
       (
         await watcher.query<{ n: number }>(
@@ -1425,7 +1431,7 @@ describe.each([
               AND state = 'active' AND query LIKE '%<=>%'`,
         )
       ).rows[0].n;
-    return { vectorStatements, release: () => Promise.all([holder.end(), watcher.end()]) };
+    return { vectorStatements, release };
   };
 
   it('answers 504 query_timeout at the deadline and cancels the statement still running', async () => {

@@ -533,7 +533,7 @@ describe('Search reads', () => {
   describe('ChunkReadsRepository.passingDocuments', () => {
     it("counts the dataset's documents with chunks passing the filter, and their chunks", async () => {
       const passing = (filters: object) =>
-        repository.passingDocuments(reads.statements(), main.id, where(filters));
+        repository.passingDocuments(reads.statements(), main, where(filters));
       // C, processing a replacement, counts with the chunks of the version searched.
       expect(await passing({ category: 'guide' })).toEqual({ documents: 2, chunks: 3 });
       expect(await passing({ year: { $gte: 2021 } })).toEqual({ documents: 2, chunks: 3 });
@@ -543,7 +543,7 @@ describe('Search reads', () => {
       });
       expect(await passing({ tags: 'chemistry' })).toEqual({ documents: 0, chunks: 0 });
       expect(
-        await repository.passingDocuments(reads.statements(), other.id, where({ category: 'guide' })),
+        await repository.passingDocuments(reads.statements(), other, where({ category: 'guide' })),
       ).toEqual({
         documents: 0,
         chunks: 0,

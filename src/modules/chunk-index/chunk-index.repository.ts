@@ -41,8 +41,8 @@ export interface DocumentChunks {
   /** The ordinal of the first chunk given: a document written in parts (`appendChunks`) starts past 0. */
   firstOrdinal?: number;
   /**
-   * The document is known to have no chunks yet (its row has never counted any), so `replaceChunks`
-   * has none to remove: a new document's run skips the removal's statements, whose plans over a
+   * The document is known to have no chunks (its row counts none), so `replaceChunks` has none to
+   * remove: a new document's run skips the removal's statements, whose plans over a
    * dataset the planner's statistics have not seen yet walk all its postings (docs/citus.md).
    */
   unindexed?: boolean;

@@ -303,19 +303,21 @@ export class ChunkReadsRepository {
   /**
    * How many of the dataset's documents with chunks pass the filter, and the chunks they hold: how many
    * chunks each leg may return, which decides how it finds them (`scansExactly`, `ranksPassing`).
-   * One statement through the documents' metadata index, whatever the number of queries.
+   * One statement through the documents' metadata index, whatever the number of queries. It names the
+   * dataset by id, which one PostgreSQL's index of a dataset's documents leads with, and by seq, which
+   * routes it to the dataset's shard on Citus.
    */
   async passingDocuments(
     read: Read,
-    datasetId: string,
+    dataset: { id: string; seq: string },
     condition: DocumentCondition,
   ): Promise<PassingDocuments> {
-    const { sql, params } = condition(2);
+    const { sql, params } = condition(3);
     const [row] = await read<PassingDocuments>(
       `SELECT count(*)::int4 AS documents, coalesce(sum(d.chunks_created), 0)::float8 AS chunks
          FROM documents d
-        WHERE d.dataset_id = $1 AND d.chunks_created > 0 AND ${sql}`,
-      [datasetId, ...params],
+        WHERE d.dataset_id = $1 AND d.dataset_seq = $2 AND d.chunks_created > 0 AND ${sql}`,
+      [dataset.id, dataset.seq, ...params],
     );
     return row;
   }

@@ -51,6 +51,7 @@ export class ChunkVectorsRepository {
    * turn of the event loop between: a document's vectors parsed at once would hold the thread.
    */
   async reusableVectors(
+    datasetSeq: string,
     documentId: string,
     chunks: number,
     model: VectorModel,
@@ -66,9 +67,9 @@ export class ChunkVectorsRepository {
                         (CASE WHEN s.next_embedding_model = $2 AND s.next_embedding_dimensions = $3 THEN c.next_embedding
                               WHEN s.embedding_model = $2 AND s.embedding_dimensions = $3 THEN c.embedding END)::text AS vector
                    FROM chunks c JOIN dataset_index s ON s.dataset_seq = c.dataset_seq
-                  WHERE c.document_id = $1 AND c.ordinal >= $5 AND c.ordinal < $5 + $6) v
+                  WHERE c.dataset_seq = $7 AND c.document_id = $1 AND c.ordinal >= $5 AND c.ordinal < $5 + $6) v
           WHERE v.vector IS NOT NULL AND v.hash = ANY($4::text[])`,
-        [documentId, model.name, model.dimensions, hashes, first, REUSE_WINDOW],
+        [documentId, model.name, model.dimensions, hashes, first, REUSE_WINDOW, datasetSeq],
       );
       for (const { hash, vector } of rows) found.set(hash, JSON.parse(vector) as number[]);
     }

@@ -46,15 +46,15 @@ const EMPTY: IndexState = Object.freeze({
   fusion: null,
 });
 
+/** How many datasets' seqs a process keeps by id (`IndexStateRepository.of`): about 100 bytes each. */
+const KNOWN_SEQS = 10_000;
+
 /**
  * The reads of a dataset's index state, and the row's making. Its other writes are those of the index's
  * repositories that change what the state describes, in their transactions: the statistics with the
  * chunks (`ChunkIndexRepository`), the model with the vectors (`ChunkVectorsRepository`), the own
  * index with its build (`DatasetVectorIndexRepository`).
  */
-/** How many datasets' seqs a process keeps by id (`IndexStateRepository.of`): about 100 bytes each. */
-const KNOWN_SEQS = 10_000;
-
 @Injectable()
 export class IndexStateRepository {
   /**

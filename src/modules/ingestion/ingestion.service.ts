@@ -90,7 +90,7 @@ export class IngestionService {
         embeddings = {
           name: provider.model,
           dimensions: provider.dimensions,
-          ...(await this.vectorsOf(document, chunks, provider)),
+          ...(await this.vectorsOf(run.datasetSeq, document, chunks, provider)),
         };
       }
 
@@ -117,6 +117,7 @@ export class IngestionService {
    * others are embedded.
    */
   private async vectorsOf(
+    datasetSeq: string,
     document: Pick<DocumentEntity, 'id' | 'chunksCreated'>,
     chunks: Chunk[],
     provider: EmbeddingProvider,
@@ -125,6 +126,7 @@ export class IngestionService {
     const kept = !document.chunksCreated
       ? new Map<string, number[]>()
       : await this.chunkVectors.reusableVectors(
+          datasetSeq,
           document.id,
           document.chunksCreated,
           { name: provider.model, dimensions: provider.dimensions },

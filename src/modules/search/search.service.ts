@@ -315,7 +315,7 @@ export class SearchService {
       filter.fields > 0 && options.mode !== 'keyword' && !this.semanticUnavailable(index)
         ? this.chunkReads.passingDocuments(
             this.reads.statements(deadline),
-            dataset.id,
+            dataset,
             documentCondition(filter),
           )
         : undefined;
