@@ -78,6 +78,11 @@ const NOISE = 0.2;
  * (pgvector says when it is not, in the notices kept with each build's time).
  */
 const BUILD_MEMORY = '2GB';
+/**
+ * The same on each Citus worker, for one shard's graph (a 32nd of the table, and the largest dataset's
+ * own index): Citus builds a worker's shards at once, up to 16, each with its own allowance.
+ */
+const SHARD_BUILD_MEMORY = '256MB';
 /** Seeds: the projection, each repeat's order of the abstracts, each chunk's offset, each dataset's parts. */
 const SEED = { projection: 35, replica: 1_000, chunk: 2_000_000, part: 3_000 };
 /** Metadata `part` of a dataset's documents: the filters of (c), each keeping its share of documents. */
@@ -292,7 +297,7 @@ async function scenarioD() {
   const engines = {
     postgres: () => createDatabase(PLAIN_ADMIN_URL),
     // The shards' HNSW builds read the workers' own setting (a SET on the coordinator stays there).
-    citus: () => createCitusDatabase({ workerSettings: { maintenance_work_mem: BUILD_MEMORY } }),
+    citus: () => createCitusDatabase({ workerSettings: { maintenance_work_mem: SHARD_BUILD_MEMORY } }),
   };
   const posts = {};
   for (const [engine, create] of Object.entries(engines)) {
@@ -489,7 +494,8 @@ async function serve(name, datasets, figures, { readyMs, create = createDatabase
     chunks_per_second: Math.round(chunks / loadSeconds),
     hnsw_build_seconds: build.seconds,
     hnsw_build_notices: build.notices,
-    maintenance_work_mem: build.maintenance_work_mem,
+    maintenance_work_mem:
+      name === 'citus' ? `${SHARD_BUILD_MEMORY} on each worker` : build.maintenance_work_mem,
     vacuum_analyze_seconds: Math.round(vacuumSeconds),
     own_indexes: own,
   };
