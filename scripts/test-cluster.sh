@@ -20,5 +20,6 @@ SUITES=(
   test/webhooks.e2e-spec.ts
   test/auth.e2e-spec.ts
   test/readme.e2e-spec.ts
+  test/move-to-citus.e2e-spec.ts
 )
 npm test -- "${@:-${SUITES[@]}}"

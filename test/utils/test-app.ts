@@ -88,13 +88,16 @@ export interface TestAppOptions {
   emptyDatabase?: boolean;
   /** The server terminates TLS itself (env has TLS_CERT_FILE and TLS_KEY_FILE). */
   tls?: boolean;
+  /** Run on this database, which the caller keeps and drops, instead of one of the app's own. */
+  database?: TestDatabase;
 }
 
 export async function startTestApp(
   env: Record<string, string> = {},
   options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase(options.emptyDatabase ? null : undefined);
+  const database = options.database ?? (await createTestDatabase(options.emptyDatabase ? null : undefined));
+  const dropDatabase = () => (options.database ? Promise.resolve() : database.drop());
   const port = await freePort();
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -125,7 +128,7 @@ export async function startTestApp(
     await waitUntilListening(url, child, () => output);
   } catch (error) {
     child.kill('SIGKILL');
-    await database.drop();
+    await dropDatabase();
     throw error;
   }
   const sql = new pg.Pool({ connectionString: database.url, max: 2 });
@@ -167,7 +170,7 @@ export async function startTestApp(
       await stopProcess(child);
       await sql.end();
       await deleteRedisKeys(fullEnv.REDIS_URL, fullEnv.REDIS_PREFIX, fullEnv.REDIS_CLUSTER === 'true');
-      await database.drop();
+      await dropDatabase();
     },
   };
 }

@@ -105,3 +105,24 @@ async function createCitusDatabase(name: string, migrated: boolean): Promise<Tes
   }
   return { name, url: databaseUrl(name), drop };
 }
+
+/**
+ * A database on the admin server without Citus, migrated by the service's command line: one
+ * PostgreSQL's layout, in the distributed pass too (where the server is the coordinator).
+ */
+export async function createPlainTestDatabase(): Promise<TestDatabase> {
+  const name = `dss_test_${randomBytes(6).toString('hex')}`;
+  const url = databaseUrl(name);
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  const drop = () =>
+    withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined);
+  try {
+    await promisify(execFile)(process.execPath, ['dist/cli.js', 'migrate'], {
+      env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: url },
+    });
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return { name, url, drop };
+}

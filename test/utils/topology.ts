@@ -34,3 +34,6 @@ export async function placementOf(
   url.host = `${shard.host}:${shard.port}`;
   return { url: url.toString(), table: `${table}_${shard.shard}` };
 }
+
+/** `describe`, in the distributed pass only: what it checks needs Citus. */
+export const describeOnCitus: jest.Describe = ON_CITUS ? describe : describe.skip;
