@@ -358,8 +358,8 @@ async function deleteRedisKeys(url = 'redis://127.0.0.1:6379', prefix) {
   }
 }
 
-export function apiKey(databaseUrl) {
-  const out = execFileSync(process.execPath, ['dist/cli.js', 'api-keys', 'create', '--account', 'bench'], {
+export function apiKey(databaseUrl, account = 'bench') {
+  const out = execFileSync(process.execPath, ['dist/cli.js', 'api-keys', 'create', '--account', account], {
     env: { ...process.env, DATABASE_URL: databaseUrl },
   });
   return JSON.parse(out.toString()); // { account_id, key_id, api_key }

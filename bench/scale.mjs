@@ -346,14 +346,22 @@ async function scenarioD() {
  * first upload to the last document ready.
  */
 async function ingest(post) {
-  const { json: dataset } = await post('/v1/datasets', { name: `ingest-${randomUUID()}` });
+  // An account of its own: the loaded one holds the contract's 1,000 datasets.
+  const { api_key: key } = apiKey(post.env.DATABASE_URL, `ingest-${randomUUID()}`);
+  const created = await fetch(`${post.baseUrl}/v1/datasets`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'ingest' }),
+  });
+  const dataset = await created.json();
+  if (created.status !== 201) throw new Error(`ingest: dataset not created: ${JSON.stringify(dataset)}`);
   const workers = await startWorkers({ ...post.env, FUSION_TUNING_MIN_CHUNKS: '10000000' }, 1);
   try {
     const started = performance.now();
     const documents = corpus
       .slice(0, INGEST_DOCUMENTS)
       .map((doc) => ({ content: `${doc.title}\n\n${doc.text}` }));
-    const { refused } = await bulkUpload(post.baseUrl, post.apiKey, dataset.id, documents);
+    const { refused } = await bulkUpload(post.baseUrl, key, dataset.id, documents);
     if (refused.length > 0)
       throw new Error(`ingest: ${refused.length} refused: ${JSON.stringify(refused[0])}`);
     for (;;) {
@@ -506,7 +514,7 @@ async function serve(name, datasets, figures, { readyMs, create = createDatabase
     Authorization: `Bearer ${key.api_key}`,
     'Content-Type': 'application/json',
   });
-  Object.assign(post, { db, env, baseUrl: server.url, apiKey: key.api_key });
+  Object.assign(post, { db, env, baseUrl: server.url });
   return post;
 }
 
